@@ -1,0 +1,66 @@
+"""Kernel functions dispatched on an integer code.
+
+Codes (``KERNEL_CODES``): 0 linear ``<x, z>``, 1 RBF ``exp(-gamma ||x - z||^2)``,
+2 polynomial ``(gamma <x, z> + coef0) ** degree``. Parameters travel in a float array
+``kpar = [gamma, degree, coef0]`` so that compiled callers never receive Python callables
+(they would defeat ``cache=True``).
+"""
+import numpy as np
+from numba import njit
+
+LINEAR = 0
+RBF = 1
+POLY = 2
+KERNEL_CODES = {"linear": LINEAR, "rbf": RBF, "poly": POLY}
+
+
+@njit(cache=True)
+def kernel_value(code, kpar, x, z):
+    """K(x, z) for 1-D float64 arrays ``x`` and ``z`` of equal length."""
+    d = x.shape[0]
+    if code == RBF:
+        s = 0.0
+        for k in range(d):
+            t = x[k] - z[k]
+            s += t * t
+        return np.exp(-kpar[0] * s)
+    dot = 0.0
+    for k in range(d):
+        dot += x[k] * z[k]
+    if code == LINEAR:
+        return dot
+    return (kpar[0] * dot + kpar[2]) ** kpar[1]
+
+
+@njit(cache=True)
+def kernel_row(code, kpar, X, n, z, out):
+    """out[i] = K(X[i], z) for i < n. ``out`` is modified in place."""
+    for i in range(n):
+        out[i] = kernel_value(code, kpar, X[i], z)
+
+
+@njit(cache=True)
+def kernel_block(code, kpar, A, B, out):
+    """out[i, j] = K(A[i], B[j]). ``out`` (len(A), len(B)) is modified in place."""
+    for i in range(A.shape[0]):
+        for j in range(B.shape[0]):
+            out[i, j] = kernel_value(code, kpar, A[i], B[j])
+
+
+@njit(cache=True)
+def kernel_diag(code, kpar, A, out):
+    """out[i] = K(A[i], A[i]). ``out`` is modified in place."""
+    for i in range(A.shape[0]):
+        out[i] = kernel_value(code, kpar, A[i], A[i])
+
+
+@njit(cache=True)
+def decision_values(code, kpar, SV, coef, n, b, X, out):
+    """out[t] = sum_{i<n} coef[i] K(SV[i], X[t]) + b. ``out`` is modified in place."""
+    for t in range(X.shape[0]):
+        s = b
+        for i in range(n):
+            c = coef[i]
+            if c != 0.0:
+                s += c * kernel_value(code, kpar, SV[i], X[t])
+        out[t] = s
