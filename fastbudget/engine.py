@@ -1,0 +1,185 @@
+"""IncrementalEngine: the exact incremental / decremental SVM over preallocated state.
+
+The engine owns an :class:`~fastbudget.kernels.adiabatic.EngineState` sized once for
+``capacity`` weighted examples and drives the compiled operations of
+:mod:`fastbudget.kernels.adiabatic`. Slots are stable: ``add`` returns the slot an example
+lives in, and ``remove``/``reweight``/``loo`` take that slot. A freed slot is reused by the
+next ``add``.
+
+Failures are transactional: when an operation reports a numerical failure, the engine
+restores the state from before the call, rebuilds R from scratch, retries once, and if
+that fails too raises :class:`NumericalError` with the state as it was before the call.
+"""
+import numpy as np
+
+from .kernels import adiabatic as ad
+from .kernels.kernel import KERNEL_CODES, decision_values
+
+
+class NumericalError(RuntimeError):
+    """An exact update failed twice (once after rebuilding R); the model is unchanged."""
+
+
+class CapacityError(RuntimeError):
+    """The engine is full; the message says how to make room."""
+
+
+_MESSAGES = {
+    ad.NO_CONVERGENCE: "the adiabatic path did not converge (degenerate cycling of bookkeeping events)",
+    ad.STUCK: "no example can absorb the equality constraint (inconsistent state)",
+    ad.NOT_FINITE: "a non-finite value appeared",
+    1: "the margin-set Jacobian is numerically singular",
+}
+
+
+def kernel_params(kernel, gamma, degree, coef0):
+    """Map scikit-learn style kernel parameters to (code, kpar)."""
+    if kernel not in KERNEL_CODES:
+        raise ValueError(f"Unknown kernel {kernel!r}; use one of {sorted(KERNEL_CODES)}.")
+    return KERNEL_CODES[kernel], np.array([float(gamma), float(degree), float(coef0)])
+
+
+class IncrementalEngine:
+    """Exact SVM that learns and unlearns one weighted example at a time.
+
+    Parameters
+    ----------
+    capacity : int
+        Number of slots (examples held at once). Memory is ``memory_bytes()``, a closed
+        form of (capacity, n_features), allocated here and never again.
+    n_features : int
+    C : float
+        Regularisation; example i has the box bound ``C * w_i``.
+    kernel : {'rbf', 'linear', 'poly'}
+    gamma, degree, coef0 : float
+        Kernel parameters as in scikit-learn (RBF ``exp(-gamma ||x-z||^2)``; polynomial
+        ``(gamma <x,z> + coef0) ** degree``).
+    tol_drift : float
+        Rebuild R when ``max|J R - I|`` exceeds this (checked every ``check_every`` ops).
+    """
+
+    def __init__(self, capacity, n_features, C=1.0, kernel="rbf", gamma=1.0, degree=3,
+                 coef0=0.0, tol_drift=1e-6, check_every=64):
+        code, kpar = kernel_params(kernel, gamma, degree, coef0)
+        self.capacity = int(capacity)
+        self.n_features = int(n_features)
+        self.st = ad.alloc_state(self.capacity, self.n_features, code, kpar, float(C),
+                                 tol_drift=tol_drift, check_every=check_every)
+
+    # ------------------------------------------------------------ transactions
+    def snapshot(self):
+        """Copies of every state array (cheap: sized by the capacity)."""
+        return tuple(a.copy() for a in self.st)
+
+    def restore(self, snap):
+        """Restore a snapshot taken by :meth:`snapshot` (in place)."""
+        for dst, src in zip(self.st, snap):
+            np.copyto(dst, src)
+
+    def _run(self, fn, *args):
+        snap = self.snapshot()
+        status = fn(self.st, *args)
+        if status == ad.OK:
+            return
+        self.restore(snap)
+        ad.rebuild(self.st)
+        status = fn(self.st, *args)
+        if status == ad.OK:
+            return
+        self.restore(snap)
+        raise NumericalError(
+            f"Exact SVM update failed: {_MESSAGES.get(status, status)}; R was rebuilt and the "
+            "update retried once. The model is unchanged. Near-duplicate examples with a "
+            "very wide kernel are the usual cause: lower gamma or C, or drop duplicates."
+        )
+
+    # ------------------------------------------------------------ operations
+    def free_slot(self):
+        free = np.flatnonzero(self.st.status == ad.FREE)
+        if free.size == 0:
+            raise CapacityError(
+                f"All {self.capacity} slots are in use. Create the model with a larger "
+                "capacity, unlearn examples first, or use a budgeted learner (TVMClassifier)."
+            )
+        return int(free[0])
+
+    def add(self, x, y, weight=1.0):
+        """Learn (x, y) with ``weight`` exactly; returns its slot. y must be +1 or -1."""
+        c = self.free_slot()
+        self._run(ad.add, c, np.ascontiguousarray(x, dtype=np.float64), float(y), float(weight))
+        return c
+
+    def remove(self, slot):
+        """Unlearn the example in ``slot`` exactly (decremental unlearning)."""
+        self._check_slot(slot)
+        self._run(ad.remove, int(slot))
+
+    def reweight(self, slot, weight):
+        """Change the weight of ``slot`` (its bound becomes C * weight) exactly."""
+        self._check_slot(slot)
+        if not (np.isfinite(weight) and weight >= 0):
+            raise ValueError(f"weight must be finite and >= 0; got {weight!r}.")
+        self._run(ad.reweight, int(slot), float(weight))
+
+    def set_C(self, C):
+        """Change C exactly along the regularisation path."""
+        if not (np.isfinite(C) and C > 0):
+            raise ValueError(f"C must be a positive finite number; got {C!r}.")
+        self._run(ad.set_C, float(C))
+
+    def loo(self, slot):
+        """Exact leave-one-out margin ``y f_{-slot}(x_slot)`` (negative: LOO error)."""
+        self._check_slot(slot)
+        snap = self.snapshot()
+        try:
+            status, margin = ad.loo_margin(self.st, int(slot))
+        finally:
+            self.restore(snap)
+        if status != ad.OK:
+            raise NumericalError(f"Leave-one-out unlearning failed: {_MESSAGES.get(status, status)}.")
+        return float(margin)
+
+    def _check_slot(self, slot):
+        if not (0 <= int(slot) < self.capacity) or self.st.status[int(slot)] == ad.FREE:
+            raise IndexError(f"Slot {slot} holds no example.")
+
+    # ------------------------------------------------------------ views
+    @property
+    def C(self):
+        return float(self.st.fs[ad.F_C])
+
+    @property
+    def b(self):
+        return float(self.st.fs[ad.F_B])
+
+    def live(self):
+        """Indices of occupied slots."""
+        return np.flatnonzero(self.st.status != ad.FREE)
+
+    def decision_function(self, X):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        hw = int(self.st.ist[ad.I_HW])
+        coef = self.st.alpha[:hw] * self.st.y[:hw]
+        out = np.empty(X.shape[0])
+        decision_values(int(self.st.ist[ad.I_KCODE]), self.st.kpar, self.st.X, coef, hw,
+                        self.b, X, out)
+        return out
+
+    def kkt_residual(self, refresh=True):
+        """Largest KT violation (margin units; see ``adiabatic.kkt_residual``)."""
+        if refresh:
+            ad.refresh(self.st)
+        return float(ad.kkt_residual(self.st))
+
+    def jr_residual(self):
+        """max |J R - I| over the live margin set (the inverse-Jacobian certificate)."""
+        st = self.st
+        return float(ad.jr_residual(st.y, st.K, st.S_idx, int(st.ist[ad.I_NS]), st.R))
+
+    def memory_bytes(self):
+        """Bytes held by the state (closed form ``adiabatic.engine_nbytes``)."""
+        return ad.engine_nbytes(self.capacity, self.n_features)
+
+    @property
+    def n_rebuilds(self):
+        return int(self.st.ist[ad.I_NREBUILD])

@@ -1,0 +1,732 @@
+"""Exact incremental / decremental SVM steps (Cauwenberghs & Poggio 2000, paper 003).
+
+The state is a :class:`EngineState` named tuple of arrays allocated once for a capacity
+``n`` of weighted examples ("slots"). Every function here mutates that state in place and
+returns an integer status (``OK`` or one of the failure codes); none of them raises.
+
+Dual problem with per-example bounds ``cb_i = C * w_i``::
+
+    min_{0 <= alpha_i <= cb_i}  1/2 sum_ij alpha_i Q_ij alpha_j - sum_i alpha_i + b sum_i y_i alpha_i
+
+KT conditions (eq. 2 of paper 003): ``g_i = y_i f(x_i) - 1`` is > 0 for alpha_i = 0 (set R),
+= 0 for 0 < alpha_i < cb_i (margin set S), < 0 for alpha_i = cb_i (error set E).
+A slot with ``cb_i = 0`` (status Z) carries no constraint.
+
+Every operation is one *path* in which a set of driven multipliers moves linearly in a
+parameter t while the margin set absorbs the change through R = J^-1 (eq. 9-12), split at
+the bookkeeping events of Sec. 2.3:
+
+- ADD: alpha_c grows from 0 until g_c = 0 (c joins S) or alpha_c = cb_c (c joins E).
+- REMOVE: alpha_c shrinks to 0 (decremental unlearning, Sec. 3).
+- BOUNDS: every bound moves by ``dcb`` (t from 0 to 1); multipliers at their bound (E)
+  follow it (regularization-parameter perturbation, Diehl & Cauwenberghs 2003). This is
+  how reweighting and changing C work.
+
+With an empty margin set the equality constraint pins the driven multipliers, so only b
+moves until the first example reaches the margin (the "S empty" trap in DESIGN.md).
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_rebuild, r_shrink_last,
+                       r_swap)
+from .kernel import kernel_value
+
+# slot status codes
+FREE = 0
+MARGIN = 1  # S
+ERROR = 2  # E
+RESERVE = 3  # R
+ZERO = 4  # live, zero bound: no constraint
+CAND = 5  # the candidate being added or removed, during a path
+
+# status codes returned by the operations
+OK = 0
+NO_CONVERGENCE = 2
+STUCK = 3
+NOT_FINITE = 4
+
+# path modes
+ADD = 0
+REMOVE = 1
+BOUNDS = 2
+
+# indices into the integer scalar array ``ist``
+I_KCODE = 0
+I_NS = 1  # size of the margin set
+I_HW = 2  # high-water mark: slots [0, hw) may be live
+I_NOPS = 3  # operations since the last drift check
+I_NREBUILD = 4  # rebuilds of R from scratch (drift or singularity)
+I_NREFUSED = 5  # singular growths refused
+I_CHECK_EVERY = 6  # drift check period, in operations
+I_NSTEPS = 7  # adiabatic steps taken in total
+N_IST = 8
+
+# indices into the float scalar array ``fs``
+F_B = 0  # bias b
+F_C = 1  # C (bounds are C * w_i)
+F_LAST_JR = 2  # last measured max|J R - I|
+N_FS = 4
+
+# indices into the tolerance array ``tol``
+T_RATE = 0  # sensitivities smaller than this are treated as zero
+T_SINGULAR = 1  # relative threshold on gamma_kk below which growth is refused
+T_DRIFT = 2  # rebuild R when max|J R - I| exceeds this
+N_TOL = 4
+
+EngineState = namedtuple(
+    "EngineState",
+    [
+        "X", "y", "wt", "cb", "alpha", "g", "status", "S_idx", "spos", "R", "K",
+        "kpar", "fs", "ist", "tol",
+        # work buffers
+        "beta", "v", "gam", "wv", "dcb", "skip",
+    ],
+)
+
+
+def alloc_state(n, d, kcode, kpar, C, tol_rate=1e-11, tol_singular=1e-10, tol_drift=1e-6,
+                check_every=64):
+    """Allocate an engine state for ``n`` slots of ``d`` features (the only allocation)."""
+    st = EngineState(
+        X=np.zeros((n, d)),
+        y=np.zeros(n),
+        wt=np.zeros(n),
+        cb=np.zeros(n),
+        alpha=np.zeros(n),
+        g=np.zeros(n),
+        status=np.zeros(n, dtype=np.int64),
+        S_idx=np.full(n, -1, dtype=np.int64),
+        spos=np.full(n, -1, dtype=np.int64),
+        R=np.zeros((n + 1, n + 1)),
+        K=np.zeros((n, n)),
+        kpar=np.asarray(kpar, dtype=np.float64).copy(),
+        fs=np.zeros(N_FS),
+        ist=np.zeros(N_IST, dtype=np.int64),
+        tol=np.zeros(N_TOL),
+        beta=np.zeros(n + 1),
+        v=np.zeros(n + 1),
+        gam=np.zeros(n),
+        wv=np.zeros(n),
+        dcb=np.zeros(n),
+        skip=np.zeros(n, dtype=np.int8),
+    )
+    st.ist[I_KCODE] = kcode
+    st.ist[I_CHECK_EVERY] = check_every
+    st.fs[F_C] = C
+    st.tol[T_RATE] = tol_rate
+    st.tol[T_SINGULAR] = tol_singular
+    st.tol[T_DRIFT] = tol_drift
+    return st
+
+
+def state_nbytes(st):
+    """Bytes held by the state arrays: a closed form of (n, d), see ``engine_nbytes``."""
+    return int(sum(a.nbytes for a in st))
+
+
+def engine_nbytes(n, d):
+    """Closed form of the engine's memory in bytes for ``n`` slots of ``d`` features:
+    ``8 * (n d + n^2 + (n + 1)^2 + 16 n + 2 (n + 1) + 19) + n``."""
+    return 8 * (
+        n * d  # X
+        + n * n  # K
+        + (n + 1) * (n + 1)  # R
+        + 5 * n  # y, wt, cb, alpha, g
+        + 3 * n  # status, S_idx, spos (int64)
+        + 3 * n  # gam, wv, dcb
+        + 2 * (n + 1)  # beta, v
+        + 3 + N_FS + N_IST + N_TOL  # kpar, fs, ist, tol
+    ) + n  # skip (int8)
+
+
+# ---------------------------------------------------------------------------- helpers
+@njit(cache=True)
+def decision_at_slot(st, i):
+    """f(x_i) = sum_j alpha_j y_j K_ij + b, from the cached kernel matrix."""
+    hw = st.ist[I_HW]
+    s = st.fs[F_B]
+    for j in range(hw):
+        a = st.alpha[j]
+        if a != 0.0:
+            s += a * st.y[j] * st.K[i, j]
+    return s
+
+
+@njit(cache=True)
+def decision_point(st, x):
+    """f(x) for a new point ``x`` (1-D float64)."""
+    hw = st.ist[I_HW]
+    code = st.ist[I_KCODE]
+    s = st.fs[F_B]
+    for j in range(hw):
+        a = st.alpha[j]
+        if a != 0.0:
+            s += a * st.y[j] * kernel_value(code, st.kpar, st.X[j], x)
+    return s
+
+
+@njit(cache=True)
+def _s_remove(st, j):
+    """Take margin vector j out of S and shrink R (eq. 14). Modified in place."""
+    nS = st.ist[I_NS]
+    p = st.spos[j]
+    last = nS - 1
+    if p != last:
+        r_swap(st.R, nS + 1, p + 1, last + 1)
+        moved = st.S_idx[last]
+        st.S_idx[p] = moved
+        st.spos[moved] = p
+    if nS > 1:
+        r_shrink_last(st.R, nS + 1)
+    st.S_idx[last] = -1
+    st.spos[j] = -1
+    st.ist[I_NS] = nS - 1
+
+
+@njit(cache=True)
+def _s_add(st, k):
+    """Try to add slot k to S and grow R (eq. 13). Returns False when k is linearly
+    dependent on S (gamma_kk ~ 0): R is then left untouched."""
+    nS = st.ist[I_NS]
+    if nS == 0:
+        r_first(st.R, st.y[k], st.K[k, k])
+    else:
+        v = st.v
+        yk = st.y[k]
+        v[0] = yk
+        for p in range(nS):
+            j = st.S_idx[p]
+            v[p + 1] = yk * st.y[j] * st.K[k, j]
+        status, gkk = r_grow(st.R, nS, v, st.K[k, k], st.beta, st.tol[T_SINGULAR])
+        if status == SINGULAR:
+            st.ist[I_NREFUSED] += 1
+            return False
+    st.S_idx[nS] = k
+    st.spos[k] = nS
+    st.ist[I_NS] = nS + 1
+    return True
+
+
+# ---------------------------------------------------------------------------- the path
+@njit(cache=True)
+def run_path(st, mode, c):
+    """Follow one adiabatic path (ADD or REMOVE of slot ``c``, or BOUNDS with ``st.dcb``).
+
+    For ADD and REMOVE, slot ``c`` must have status CAND; on return its status is final
+    (S, E or R for ADD; the caller frees it for REMOVE). For BOUNDS, ``st.dcb`` holds the
+    bound changes (new bound = ``cb + dcb``); ``st.cb`` is moved along. All state arrays are
+    modified in place (paper 003, Sec. 2.2-2.5 and 3.1).
+
+    Returns
+    -------
+    status : int, OK, NO_CONVERGENCE (too many steps: degenerate cycling) or STUCK (no
+        event can absorb the equality constraint; cannot happen for valid state).
+    """
+    X_hw = st.ist[I_HW]
+    hw = X_hw
+    y = st.y
+    K = st.K
+    alpha = st.alpha
+    g = st.g
+    status = st.status
+    S_idx = st.S_idx
+    beta = st.beta
+    gam = st.gam
+    wv = st.wv
+    dcb = st.dcb
+    cb = st.cb
+    skip = st.skip
+    eps = st.tol[T_RATE]
+    for i in range(hw):
+        skip[i] = 0
+    t = 0.0
+    max_iter = 100 + 10 * hw
+    it = 0
+    while True:
+        it += 1
+        if it > max_iter:
+            return NO_CONVERGENCE
+        st.ist[I_NSTEPS] += 1
+        if mode == ADD:
+            rem = cb[c] - alpha[c]
+            rate = 1.0
+        elif mode == REMOVE:
+            rem = alpha[c]
+            rate = -1.0
+        else:
+            rem = 1.0 - t
+            rate = 0.0
+        if rem <= 0.0:
+            if mode == ADD:
+                alpha[c] = cb[c]
+                status[c] = ERROR
+            elif mode == REMOVE:
+                alpha[c] = 0.0
+            return OK
+        # -------- driven contributions: u = sum_D y_d r_d, wv_j = sum_D K_jd y_d r_d
+        u = 0.0
+        for j in range(hw):
+            wv[j] = 0.0
+        if mode == BOUNDS:
+            for d in range(hw):
+                if status[d] == ERROR and dcb[d] != 0.0:
+                    r = dcb[d]
+                    u += y[d] * r
+                    yr = y[d] * r
+                    for j in range(hw):
+                        wv[j] += K[j, d] * yr
+        else:
+            yr = y[c] * rate
+            u = yr
+            for j in range(hw):
+                wv[j] = K[j, c] * yr
+        nS = st.ist[I_NS]
+        bonly = False
+        sigma = 0.0
+        if nS == 0:
+            beta[0] = 0.0
+            if abs(u) > eps:
+                bonly = True
+                sigma = 1.0 if u > 0.0 else -1.0
+        else:
+            v = st.v
+            v[0] = u
+            for p in range(nS):
+                j = S_idx[p]
+                v[p + 1] = y[j] * wv[j]
+            m = nS + 1
+            R = st.R
+            for i in range(m):
+                s = 0.0
+                for j in range(m):
+                    s += R[i, j] * v[j]
+                beta[i] = -s
+        # -------- margin sensitivities gamma_i for every live slot outside S (eq. 12)
+        b0 = beta[0]
+        for i in range(hw):
+            si = status[i]
+            if si == FREE or si == MARGIN:
+                continue
+            if bonly:
+                gam[i] = y[i] * sigma
+            else:
+                s = wv[i] + b0
+                for p in range(nS):
+                    j = S_idx[p]
+                    s += K[i, j] * y[j] * beta[p + 1]
+                gam[i] = y[i] * s
+        # -------- largest step before the first bookkeeping event (Sec. 2.3)
+        ev_kind = 0  # 0 none, 1 end of path, 2 S->R, 3 S->E, 4 E/R->S, 5 c->S
+        ev_idx = -1
+        if bonly:
+            dt = np.inf
+        else:
+            dt = rem
+            ev_kind = 1
+            for p in range(nS):
+                j = S_idx[p]
+                bj = beta[p + 1]
+                dj = dcb[j] if mode == BOUNDS else 0.0
+                if bj < -eps:
+                    x = alpha[j] / (-bj)
+                    if x < dt:
+                        dt = x
+                        ev_kind = 2
+                        ev_idx = j
+                if bj - dj > eps:
+                    x = (cb[j] - alpha[j]) / (bj - dj)
+                    if x < dt:
+                        dt = x
+                        ev_kind = 3
+                        ev_idx = j
+        for i in range(hw):
+            si = status[i]
+            if si == FREE or si == MARGIN or si == ZERO or skip[i]:
+                continue
+            ga = gam[i]
+            if si == CAND:
+                if mode == ADD and ga > eps:
+                    x = -g[i] / ga
+                    if x < 0.0:
+                        x = 0.0
+                    if x < dt:
+                        dt = x
+                        ev_kind = 5
+                        ev_idx = i
+            elif si == ERROR:
+                if ga > eps:
+                    x = -g[i] / ga
+                    if x < 0.0:
+                        x = 0.0
+                    if x < dt:
+                        dt = x
+                        ev_kind = 4
+                        ev_idx = i
+            elif si == RESERVE:
+                if ga < -eps:
+                    x = g[i] / (-ga)
+                    if x < 0.0:
+                        x = 0.0
+                    if x < dt:
+                        dt = x
+                        ev_kind = 4
+                        ev_idx = i
+        if ev_kind == 0:
+            return STUCK
+        # -------- take the step
+        if bonly:
+            st.fs[F_B] += sigma * dt
+            for i in range(hw):
+                si = status[i]
+                if si != FREE and si != MARGIN:
+                    g[i] += gam[i] * dt
+        else:
+            if mode == BOUNDS:
+                for i in range(hw):
+                    if status[i] == ERROR and dcb[i] != 0.0:
+                        alpha[i] += dcb[i] * dt
+                for i in range(hw):
+                    cb[i] += dcb[i] * dt
+                t += dt
+            else:
+                alpha[c] += rate * dt
+            for p in range(nS):
+                j = S_idx[p]
+                alpha[j] += beta[p + 1] * dt
+            st.fs[F_B] += b0 * dt
+            for i in range(hw):
+                si = status[i]
+                if si != FREE and si != MARGIN:
+                    g[i] += gam[i] * dt
+        # -------- bookkeeping
+        if ev_kind == 1:
+            if mode == ADD:
+                alpha[c] = cb[c]
+                status[c] = ERROR
+            elif mode == REMOVE:
+                alpha[c] = 0.0
+            return OK
+        elif ev_kind == 2:
+            alpha[ev_idx] = 0.0
+            g[ev_idx] = 0.0
+            _s_remove(st, ev_idx)
+            status[ev_idx] = RESERVE
+        elif ev_kind == 3:
+            alpha[ev_idx] = cb[ev_idx]
+            g[ev_idx] = 0.0
+            _s_remove(st, ev_idx)
+            status[ev_idx] = ERROR
+        elif ev_kind == 4:
+            g[ev_idx] = 0.0
+            if _s_add(st, ev_idx):
+                status[ev_idx] = MARGIN
+            else:
+                skip[ev_idx] = 1
+        elif ev_kind == 5:
+            g[c] = 0.0
+            if alpha[c] <= 0.0:
+                alpha[c] = 0.0
+                status[c] = RESERVE
+                return OK
+            if _s_add(st, c):
+                status[c] = MARGIN
+                return OK
+            # c is linearly dependent on S: its margin cannot move, so its multiplier
+            # runs to the bound instead (it ends in E with g_c = 0).
+            skip[c] = 1
+
+
+# ---------------------------------------------------------------------------- maintenance
+@njit(cache=True)
+def refresh(st):
+    """Recompute g exactly, after one Newton correction of (b, alpha_S) through R.
+
+    The correction solves J [db; dalpha_S] = -[sum_i y_i alpha_i; g_S] with the current R,
+    removing round-off accumulated along the path. Modified in place.
+    """
+    hw = st.ist[I_HW]
+    nS = st.ist[I_NS]
+    y = st.y
+    if nS > 0:
+        v = st.v
+        r0 = 0.0
+        for i in range(hw):
+            if st.alpha[i] != 0.0:
+                r0 += y[i] * st.alpha[i]
+        v[0] = r0
+        for p in range(nS):
+            j = st.S_idx[p]
+            v[p + 1] = y[j] * decision_at_slot(st, j) - 1.0
+        m = nS + 1
+        for i in range(m):
+            s = 0.0
+            for j in range(m):
+                s += st.R[i, j] * v[j]
+            st.beta[i] = -s
+        st.fs[F_B] += st.beta[0]
+        for p in range(nS):
+            st.alpha[st.S_idx[p]] += st.beta[p + 1]
+    for i in range(hw):
+        si = st.status[i]
+        if si != FREE:
+            st.g[i] = y[i] * decision_at_slot(st, i) - 1.0
+
+
+@njit(cache=True)
+def check_drift(st, force):
+    """Every ``check_every`` operations (or when ``force``), measure max|J R - I| and
+    rebuild R from scratch when it exceeds the drift tolerance. Returns OK or SINGULAR."""
+    st.ist[I_NOPS] += 1
+    if not force and st.ist[I_NOPS] < st.ist[I_CHECK_EVERY]:
+        return OK
+    st.ist[I_NOPS] = 0
+    nS = st.ist[I_NS]
+    res = jr_residual(st.y, st.K, st.S_idx, nS, st.R)
+    st.fs[F_LAST_JR] = res
+    if res > st.tol[T_DRIFT] or not np.isfinite(res):
+        if r_rebuild(st.y, st.K, st.S_idx, nS, st.R) != OK:
+            return SINGULAR
+        st.ist[I_NREBUILD] += 1
+        st.fs[F_LAST_JR] = jr_residual(st.y, st.K, st.S_idx, nS, st.R)
+    return OK
+
+
+@njit(cache=True)
+def kkt_residual(st):
+    """Largest violation of the KT conditions over live slots, in margin units.
+
+    max over i of: |g_i| on S, max(0, g_i) on E, max(0, -g_i) on R, bound violations of
+    alpha, and |sum_i y_i alpha_i| / max(1, sum_i alpha_i). Reads the stored g (call
+    ``refresh`` first for exact values).
+    """
+    hw = st.ist[I_HW]
+    worst = 0.0
+    s_eq = 0.0
+    s_a = 0.0
+    for i in range(hw):
+        si = st.status[i]
+        if si == FREE:
+            continue
+        gi = st.g[i]
+        a = st.alpha[i]
+        s_eq += st.y[i] * a
+        s_a += a
+        if si == MARGIN:
+            v = abs(gi)
+        elif si == ERROR:
+            v = gi if gi > 0.0 else 0.0
+        elif si == RESERVE:
+            v = -gi if gi < 0.0 else 0.0
+        else:
+            v = 0.0
+        if a < 0.0:
+            v = max(v, -a)
+        if a > st.cb[i]:
+            v = max(v, a - st.cb[i])
+        if v > worst:
+            worst = v
+    eq = abs(s_eq) / max(1.0, s_a)
+    return max(worst, eq)
+
+
+@njit(cache=True)
+def _finish(st, status):
+    if status != OK:
+        return status
+    refresh(st)
+    s = check_drift(st, False)
+    if s != OK:
+        return s
+    return OK
+
+
+# ---------------------------------------------------------------------------- operations
+@njit(cache=True)
+def place(st, c, x, yc):
+    """Store point ``x`` with label ``yc`` in free slot ``c`` with weight 0 (status Z).
+
+    Computes the kernel row of ``c`` against every live slot. Modified in place.
+    """
+    code = st.ist[I_KCODE]
+    d = x.shape[0]
+    for k in range(d):
+        st.X[c, k] = x[k]
+    hw = st.ist[I_HW]
+    if c + 1 > hw:
+        hw = c + 1
+        st.ist[I_HW] = hw
+    for j in range(hw):
+        if st.status[j] != FREE or j == c:
+            kv = kernel_value(code, st.kpar, st.X[j], x)
+            st.K[c, j] = kv
+            st.K[j, c] = kv
+    st.y[c] = yc
+    st.wt[c] = 0.0
+    st.cb[c] = 0.0
+    st.alpha[c] = 0.0
+    st.status[c] = ZERO
+    st.g[c] = yc * decision_at_slot(st, c) - 1.0
+
+
+@njit(cache=True)
+def place_copy(st, c, src, yc):
+    """Like ``place`` for a point equal to slot ``src``'s (a twin's other half): copies the
+    point and its kernel row instead of recomputing them. Modified in place."""
+    d = st.X.shape[1]
+    for k in range(d):
+        st.X[c, k] = st.X[src, k]
+    hw = st.ist[I_HW]
+    if c + 1 > hw:
+        hw = c + 1
+        st.ist[I_HW] = hw
+    for j in range(hw):
+        if st.status[j] != FREE or j == c:
+            kv = st.K[src, j] if j != c else st.K[src, src]
+            st.K[c, j] = kv
+            st.K[j, c] = kv
+    st.y[c] = yc
+    st.wt[c] = 0.0
+    st.cb[c] = 0.0
+    st.alpha[c] = 0.0
+    st.status[c] = ZERO
+    st.g[c] = yc * decision_at_slot(st, c) - 1.0
+
+
+@njit(cache=True)
+def _activate(st, c, w):
+    """Weight 0 -> w > 0: incremental learning of slot c (paper 003, Algorithm 1)."""
+    st.wt[c] = w
+    st.cb[c] = st.fs[F_C] * w
+    st.alpha[c] = 0.0
+    if st.cb[c] <= 0.0:
+        st.status[c] = ZERO
+        return OK
+    gc = st.y[c] * decision_at_slot(st, c) - 1.0
+    st.g[c] = gc
+    if gc >= 0.0:
+        st.status[c] = RESERVE
+        return OK
+    st.status[c] = CAND
+    return run_path(st, ADD, c)
+
+
+@njit(cache=True)
+def _deactivate(st, c):
+    """Drive alpha_c to 0 (decremental unlearning, paper 003 Algorithm 2) and leave the
+    slot live with weight 0 (status Z)."""
+    s = OK
+    if st.status[c] == MARGIN:
+        _s_remove(st, c)
+    if st.alpha[c] > 0.0:
+        st.status[c] = CAND
+        s = run_path(st, REMOVE, c)
+    st.alpha[c] = 0.0
+    st.wt[c] = 0.0
+    st.cb[c] = 0.0
+    st.status[c] = ZERO
+    return s
+
+
+@njit(cache=True)
+def add(st, c, x, yc, w):
+    """Learn example (x, yc) with weight w in free slot c. Returns a status."""
+    place(st, c, x, yc)
+    s = OK
+    if w > 0.0:
+        s = _activate(st, c, w)
+    return _finish(st, s)
+
+
+@njit(cache=True)
+def remove(st, c):
+    """Unlearn slot c exactly and free it. Returns a status."""
+    s = _deactivate(st, c)
+    st.status[c] = FREE
+    st.g[c] = 0.0
+    hw = st.ist[I_HW]
+    while hw > 0 and st.status[hw - 1] == FREE:
+        hw -= 1
+    st.ist[I_HW] = hw
+    return _finish(st, s)
+
+
+@njit(cache=True)
+def _bounds_path(st):
+    """Run a BOUNDS path for st.dcb, then snap bounds and E multipliers exactly."""
+    s = run_path(st, BOUNDS, -1)
+    hw = st.ist[I_HW]
+    for i in range(hw):
+        si = st.status[i]
+        if si == FREE:
+            continue
+        st.cb[i] = st.fs[F_C] * st.wt[i]
+        if si == ERROR:
+            st.alpha[i] = st.cb[i]
+        st.dcb[i] = 0.0
+    return s
+
+
+@njit(cache=True)
+def reweight(st, c, w):
+    """Change the weight of live slot c to w >= 0 along the exact path. Returns a status."""
+    old = st.wt[c]
+    if w == old:
+        return OK
+    s = OK
+    if st.status[c] == ZERO or old == 0.0:
+        s = _activate(st, c, w)
+    elif w == 0.0:
+        s = _deactivate(st, c)
+    else:
+        hw = st.ist[I_HW]
+        for i in range(hw):
+            st.dcb[i] = 0.0
+        st.dcb[c] = st.fs[F_C] * (w - old)
+        st.wt[c] = w
+        s = _bounds_path(st)
+    return _finish(st, s)
+
+
+@njit(cache=True)
+def set_C(st, C):
+    """Change C (all bounds C * w_i) along the exact path. Returns a status."""
+    old = st.fs[F_C]
+    if C == old:
+        return OK
+    hw = st.ist[I_HW]
+    for i in range(hw):
+        st.dcb[i] = (C - old) * st.wt[i] if st.status[i] != FREE else 0.0
+    st.fs[F_C] = C
+    s = _bounds_path(st)
+    return _finish(st, s)
+
+
+@njit(cache=True)
+def loo_margin(st, c):
+    """Exact leave-one-out margin y_c f_{\\c}(x_c) of slot c (paper 003, Algorithm 2).
+
+    **Destroys the state** (c is unlearned); callers snapshot and restore around it.
+    Returns (status, margin).
+    """
+    if st.status[c] == RESERVE or st.status[c] == ZERO or st.alpha[c] == 0.0:
+        return OK, st.g[c] + 1.0
+    s = _deactivate(st, c)
+    if s != OK:
+        return s, np.nan
+    refresh(st)
+    return OK, st.g[c] + 1.0
+
+
+@njit(cache=True)
+def rebuild(st):
+    """Rebuild R from scratch and refresh g. Returns OK or SINGULAR."""
+    nS = st.ist[I_NS]
+    if nS > 0:
+        if r_rebuild(st.y, st.K, st.S_idx, nS, st.R) != OK:
+            return SINGULAR
+    st.ist[I_NREBUILD] += 1
+    refresh(st)
+    return OK
