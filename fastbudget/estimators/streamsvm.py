@@ -1,0 +1,437 @@
+"""StreamSVM: one-pass l2-SVM through streaming minimum enclosing balls (paper 001).
+
+Rai, Daume III & Venkatasubramanian, *Streamed Learning: One-Pass SVMs*, IJCAI 2009.
+The compiled updates live in :mod:`fastbudget.kernels.meb`; this module validates input,
+allocates the state once and maps status codes to exceptions.
+"""
+import numpy as np
+
+from ..base import BudgetClassifier, check_array
+from ..kernels import meb
+from ..kernels.kernel import KERNEL_CODES, LINEAR
+
+_ON_FULL = ("raise", "ignore")
+
+
+class StreamSVMClassifier(BudgetClassifier):
+    """One-pass l2-SVM by a streaming minimum enclosing ball (StreamSVM).
+
+    Each example becomes the augmented point ``p_n = [y_n phi(x_n); (C s_n)^(-1/2) e_n]``
+    (paper eq. 3 and 7); the model is a ball enclosing every point seen, updated in closed
+    form when a point falls outside it (Algorithm 1, eq. 4-7), optionally through a lookahead
+    buffer solved exactly (Algorithm 2) or through several balls (Sec. 4.3). The weight vector
+    is the ball's centre; predictions are ``sign(<w, phi(x)>)``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Slack penalty of the l2-SVM ``min ||w||^2 + C sum xi_n^2`` (eq. 1). ``C = 1`` makes
+        Algorithm 1 literally the paper's (see Notes for other C).
+    kernel : {'linear', 'rbf', 'poly'}, default='linear'
+        'linear' keeps an explicit weight vector (O(d) memory). Other kernels keep core
+        vectors and their coefficients (Sec. 4.2) in arrays of ``capacity`` rows.
+    gamma : float or None, default=None
+        Kernel coefficient (RBF ``exp(-gamma ||x - z||^2)``, poly ``(gamma <x, z> + coef0)^degree``);
+        None means ``1 / n_features``.
+    degree : float, default=3
+    coef0 : float, default=0.0
+    lookahead : int, default=1
+        L of Algorithm 2. 1 is Algorithm 1 (closed-form update); L > 1 buffers the points the
+        ball does not enclose and, when L are buffered, replaces the ball by the minimum ball
+        enclosing the old ball and the buffer (solved to relative accuracy ``tol``).
+    n_balls : int, default=1
+        Number of balls of the multiple-balls variant (Sec. 4.3), linear kernel only, with
+        ``lookahead=1``. The balls are merged into one for prediction.
+    capacity : int, default=1000
+        Maximum number of core vectors kept by a non-linear kernel (ignored for 'linear').
+    on_full : {'raise', 'ignore'}, default='raise'
+        What a non-linear model does when an update needs more than ``capacity`` core vectors:
+        'raise' raises ValueError and leaves the model as before the call; 'ignore' skips that
+        update (counted in ``n_skipped_``; the ball then no longer encloses those points).
+    fit_intercept : bool, default=True
+        Add the bias as an augmented constant feature ``intercept_scaling`` (its weight is
+        regularised like the others). False gives the paper's unbiased formulation.
+    intercept_scaling : float, default=1.0
+        Value ``b0`` of the constant feature.
+    tol : float, default=1e-6
+        Relative accuracy of the radius returned by the ball-and-points solver (lookahead,
+        final merge of several balls).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+    coef_ : ndarray of shape (1, n_features)
+        Weight vector (linear kernel only).
+    intercept_ : ndarray of shape (1,)
+    radius_ : float
+        Radius R of the ball (Algorithm 1 output).
+    xi2_ : float
+        ``xi^2`` of Algorithm 1: C times the squared norm of the centre's slack block.
+    n_core_ : int
+        M of Algorithms 1 and 2 (points that triggered an update; for Algorithm 2 the paper's
+        upper bound M += L per solve; for kernels the number of stored core vectors).
+    support_vectors_ : ndarray of shape (n_core, n_features)
+        Core vectors (non-linear kernels only).
+    dual_coef_ : ndarray of shape (1, n_core)
+        Signed coefficients alpha of the core vectors (Sec. 4.2; ``w = sum alpha_m phi(x_m)``).
+    n_seen_ : int
+        Examples with non-zero weight seen.
+    n_solves_ : int
+        Number of lookahead solves.
+    n_skipped_ : int
+        Updates skipped because the capacity was reached (``on_full='ignore'``).
+
+    Notes
+    -----
+    Slack scaling. Lines 3 and 9 of Algorithm 1 keep ``xi^2 = sum alpha_m^2`` (1 at the start),
+    so the slack block of the centre has squared norm ``xi^2 / C`` and the distance of line 5 is
+    ``sqrt(||w - y x||^2 + (xi^2 + 1)/C)``, which is the printed ``xi^2 + 1/C`` when C = 1.
+    We use the former, which is exact in the augmented space for every C; ``beta = (1 - R/d)/2``
+    uses the radius before line 8. Example weights scale C per example (``C_n = C s_n``).
+
+    During a stream the lookahead buffer and the several balls are part of the state; after
+    every ``fit``/``partial_fit``/``learn_one`` the fitted attributes describe the *final* ball
+    (buffer absorbed, balls merged, Algorithm 2 lines 12-14) computed on copies, so the result
+    does not depend on how the stream was cut into chunks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastbudget.estimators.streamsvm import StreamSVMClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))]
+    >>> y = np.r_[np.zeros(100), np.ones(100)]
+    >>> clf = StreamSVMClassifier(lookahead=10).fit(X, y)
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+
+    def __init__(self, C=1.0, kernel="linear", gamma=None, degree=3, coef0=0.0, lookahead=1,
+                 n_balls=1, capacity=1000, on_full="raise", fit_intercept=True,
+                 intercept_scaling=1.0, tol=1e-6):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.lookahead = lookahead
+        self.n_balls = n_balls
+        self.capacity = capacity
+        self.on_full = on_full
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+
+    # ------------------------------------------------------------------ validation / state
+    def _validate_params(self, n_features):
+        self._check_param("C", self.C, low=0.0)
+        if self.kernel not in KERNEL_CODES:
+            raise ValueError(f"kernel must be one of {sorted(KERNEL_CODES)}; got {self.kernel!r}.")
+        self._check_param("gamma", self.gamma, low=0.0, allow=(None,))
+        self._check_param("degree", self.degree, low=0.0)
+        self._check_param("coef0", self.coef0)
+        self._check_param("lookahead", self.lookahead, low=1, low_inclusive=True, integer=True)
+        self._check_param("n_balls", self.n_balls, low=1, low_inclusive=True, integer=True)
+        self._check_param("capacity", self.capacity, low=1, low_inclusive=True, integer=True)
+        self._check_param("intercept_scaling", self.intercept_scaling, low=0.0)
+        self._check_param("tol", self.tol, low=0.0)
+        if self.tol >= 1.0:
+            raise ValueError(f"tol must be in (0, 1); got {self.tol!r}.")
+        if self.on_full not in _ON_FULL:
+            raise ValueError(f"on_full must be one of {_ON_FULL}; got {self.on_full!r}.")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
+        if self.n_balls > 1 and self.lookahead > 1:
+            raise ValueError(
+                "Use either lookahead > 1 (Algorithm 2) or n_balls > 1 (Sec. 4.3), not both; "
+                "set one of them to 1."
+            )
+        if self.n_balls > 1 and self.kernel != "linear":
+            raise ValueError("n_balls > 1 is implemented for kernel='linear' only; set n_balls=1.")
+        gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
+        return {
+            "C": float(self.C),
+            "code": int(KERNEL_CODES[self.kernel]),
+            "kpar": [gamma, float(self.degree), float(self.coef0)],
+            "L": int(self.lookahead),
+            "K": int(self.n_balls),
+            "capacity": int(self.capacity),
+            "on_full_raise": bool(self.on_full == "raise"),
+            "b0": float(self.intercept_scaling) if self.fit_intercept else 0.0,
+            "tol": float(self.tol),
+        }
+
+    def _mode(self, cfg):
+        if cfg["code"] != LINEAR:
+            return "kernel"
+        return "multiball" if cfg["K"] > 1 else "linear"
+
+    def _new_state(self, cfg, d):
+        L, K = cfg["L"], cfg["K"]
+        st = {"fst": np.zeros(3), "ist": np.zeros(meb.IST_SIZE, dtype=np.int64)}
+        mode = self._mode(cfg)
+        if mode == "linear":
+            st["w"] = np.zeros(d + 1)
+        elif mode == "multiball":
+            st["Wb"] = np.zeros((K + 1, d + 1))
+            st["Rb"] = np.zeros(K + 1)
+            st["xib"] = np.zeros(K + 1)
+            st["Dm"] = np.zeros((K + 1, K + 1))
+        else:
+            cap = cfg["capacity"]
+            st["SV"] = np.zeros((cap, d))
+            st["alpha"] = np.zeros(cap)
+            st["sv_s"] = np.zeros(cap)
+        if mode != "multiball":
+            st["bufX"] = np.zeros((L, d))
+            for k in ("bufy", "bufs", "bufg", "bufk"):
+                st[k] = np.zeros(L)
+        return st
+
+    @staticmethod
+    def _scratch(cfg):
+        m = cfg["L"] + 1
+        return np.zeros((m, m)), np.zeros(m), np.zeros(m)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, X, y, sample_weight=None):
+        """Reset and learn from (X, y) in one pass (rows in the given order).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), two distinct labels
+        sample_weight : array-like of shape (n_samples,), optional
+            Per-example weights s_n (C_n = C s_n); rows with weight 0 are skipped.
+
+        Returns
+        -------
+        self
+        """
+        X, y_pm, cls = self._check_Xy(X, y, reset=True)
+        sw = self._check_sample_weight(sample_weight, X.shape[0])
+        cfg = self._validate_params(X.shape[1])
+        st = self._new_state(cfg, X.shape[1])
+        self._run(cfg, st, X, y_pm, sw, rollback=False)
+        self._commit(cfg, st, cls, X.shape[1])
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Continue the pass with a chunk of the stream (one call into compiled code).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (2,), optional
+            All labels of the stream; required on the first call if the first chunk holds
+            one class only.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "classes_")
+        X, y_pm, cls = self._check_Xy(X, y, classes=classes, reset=first)
+        sw = self._check_sample_weight(sample_weight, X.shape[0])
+        if first:
+            cfg = self._validate_params(X.shape[1])
+            st = self._new_state(cfg, X.shape[1])
+            self._run(cfg, st, X, y_pm, sw, rollback=False)
+        else:
+            cfg, st = self._cfg, self._st
+            self._run(cfg, st, X, y_pm, sw, rollback=True)
+        self._commit(cfg, st, cls, X.shape[1])
+        return self
+
+    def learn_one(self, x, y, classes=None):
+        """Learn from a single example ``x`` (1-D array-like, or dict of features in a fixed
+        order) with label ``y``; ``classes`` as in ``partial_fit`` (needed on the first call).
+        Pays Python overhead per call; prefer ``partial_fit`` on chunks."""
+        if isinstance(x, dict):
+            x = list(x.values())
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 1:
+            raise ValueError(f"learn_one expects a 1-D example; got shape {x.shape}.")
+        return self.partial_fit(x.reshape(1, -1), [y], classes=classes)
+
+    def predict_one(self, x):
+        """Predicted label of a single example."""
+        if isinstance(x, dict):
+            x = list(x.values())
+        return self.predict(np.asarray(x, dtype=np.float64).reshape(1, -1))[0]
+
+    def _run(self, cfg, st, X, y_pm, sw, rollback):
+        mode = self._mode(cfg)
+        inv_C = 1.0 / cfg["C"]
+        saved = None
+        if rollback:
+            M = int(st["ist"][0])
+            saved = {k: v.copy() for k, v in st.items() if k not in ("SV", "alpha", "sv_s")}
+            if mode == "kernel":
+                saved["alpha"] = st["alpha"][:M].copy()
+                saved["sv_s"] = st["sv_s"][:M].copy()
+        if mode == "linear":
+            G, mu, r = self._scratch(cfg)
+            status = meb.stream_linear(X, y_pm, sw, inv_C, cfg["b0"], cfg["L"], st["w"], st["fst"],
+                                       st["ist"], st["bufX"], st["bufy"], st["bufs"], st["bufg"],
+                                       st["bufk"], cfg["tol"], G, mu, r)
+        elif mode == "multiball":
+            status = meb.stream_multiball(X, y_pm, sw, inv_C, cfg["b0"], cfg["K"], st["Wb"], st["Rb"],
+                                          st["xib"], st["Dm"], st["ist"], np.zeros(cfg["K"] + 1))
+        else:
+            G, mu, r = self._scratch(cfg)
+            status = meb.stream_kernel(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], X, y_pm, sw,
+                                       inv_C, cfg["L"], cfg["on_full_raise"], st["SV"], st["alpha"],
+                                       st["sv_s"], st["fst"], st["ist"], st["bufX"], st["bufy"],
+                                       st["bufs"], st["bufg"], st["bufk"], cfg["tol"], G, mu, r)
+        if status == meb.OK:
+            return
+        row = int(st["ist"][meb._IST_FAILROW])
+        if saved is not None:
+            for k, v in saved.items():
+                if k in ("alpha", "sv_s"):
+                    st[k][: v.shape[0]] = v
+                else:
+                    st[k][...] = v
+        if status == meb.FULL:
+            raise ValueError(
+                f"StreamSVM reached capacity={cfg['capacity']} core vectors at row {row} of this "
+                "chunk; the model is unchanged. Increase capacity, use a larger lookahead "
+                "(fewer updates) or set on_full='ignore' to skip further updates."
+            )
+        raise ValueError(
+            f"The enclosing-ball solver failed at row {row} of this chunk (Gram matrix not "
+            "positive definite: C is probably too large for the scale of X). The model is "
+            "unchanged; standardise X or use a smaller C."
+        )
+
+    # ------------------------------------------------------------------ final ball
+    def _commit(self, cfg, st, cls, d):
+        out = self._final_ball(cfg, st, d)
+        self._cfg = cfg
+        self._st = st
+        self.classes_ = cls
+        self.n_features_in_ = d
+        self._apply_output(out)
+
+    def _final_ball(self, cfg, st, d):
+        """Compute the final ball (Algorithm 2 lines 12-14 / Sec. 4.3 merge) on copies."""
+        mode = self._mode(cfg)
+        inv_C = 1.0 / cfg["C"]
+        ist = st["ist"].copy()
+        out = {}
+        if mode == "linear":
+            w = st["w"].copy()
+            fst = st["fst"].copy()
+            nb = int(ist[1])
+            if nb > 0:
+                G, mu, r = self._scratch(cfg)
+                status = meb.absorb_buffer_linear(w, fst, ist, st["bufX"], st["bufy"], st["bufs"],
+                                                  st["bufg"], st["bufk"], nb, inv_C, cfg["b0"],
+                                                  cfg["tol"], G, mu, r)
+                self._check_final(status)
+            out["w"] = w
+        elif mode == "multiball":
+            w = np.zeros(d + 1)
+            fst = np.zeros(3)
+            nb = int(ist[1])
+            status = meb.merge_balls_linear(st["Wb"], st["Rb"], st["xib"], nb, inv_C, cfg["tol"], w, fst)
+            self._check_final(status)
+            out["w"] = w
+        else:
+            M = int(ist[0])
+            nb = int(ist[1])
+            fst = st["fst"].copy()
+            SV = np.zeros((M + nb, d))
+            SV[:M] = st["SV"][:M]
+            alpha = np.zeros(M + nb)
+            alpha[:M] = st["alpha"][:M]
+            sv_s = np.zeros(M + nb)
+            sv_s[:M] = st["sv_s"][:M]
+            if nb > 0:
+                G, mu, r = self._scratch(cfg)
+                status = meb.absorb_buffer_kernel(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], SV,
+                                                  alpha, sv_s, fst, ist, st["bufX"], st["bufy"],
+                                                  st["bufs"], st["bufg"], st["bufk"], nb, inv_C,
+                                                  cfg["tol"], G, mu, r)
+                self._check_final(status)
+            out["SV"] = SV
+            out["alpha"] = alpha
+            out["sv_s"] = sv_s
+            out["wn2"] = float(fst[2])
+        out["radius"] = float(fst[0])
+        out["xi2"] = float(fst[1])
+        out["M"] = int(ist[0])
+        out["ist"] = st["ist"]
+        return out
+
+    @staticmethod
+    def _check_final(status):
+        if status != meb.OK:
+            raise ValueError(
+                "The enclosing-ball solver failed while absorbing the lookahead buffer (Gram "
+                "matrix not positive definite); standardise X or use a smaller C."
+            )
+
+    def _apply_output(self, out):
+        cfg = self._cfg
+        b0 = cfg["b0"]
+        for k in ("coef_", "support_vectors_", "dual_coef_", "_sv_s", "_wn2"):
+            if hasattr(self, k):
+                delattr(self, k)
+        if "w" in out:
+            w = out["w"]
+            self.coef_ = w[:-1].reshape(1, -1).copy()
+            self.intercept_ = np.array([w[-1] * b0])
+        else:
+            self.support_vectors_ = out["SV"]
+            self.dual_coef_ = out["alpha"].reshape(1, -1)
+            self._sv_s = out["sv_s"]
+            self._wn2 = out["wn2"]
+            self.intercept_ = np.array([b0 * b0 * float(out["alpha"].sum())])
+        self.radius_ = out["radius"]
+        self.xi2_ = out["xi2"]
+        self.n_core_ = out["M"]
+        ist = out["ist"]
+        self.n_seen_ = int(ist[meb._IST_NSEEN])
+        self.n_solves_ = int(ist[meb._IST_NSOLVES])
+        self.n_skipped_ = int(ist[meb._IST_NSKIPPED])
+
+    # ------------------------------------------------------------------ prediction
+    def _decision(self, X):
+        if hasattr(self, "coef_"):
+            return X @ self.coef_[0] + self.intercept_[0]
+        cfg = self._cfg
+        out = np.empty(X.shape[0])
+        meb.kernel_decision(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], self.support_vectors_,
+                            self.dual_coef_[0], self.dual_coef_.shape[1], X, out)
+        return out
+
+    # ------------------------------------------------------------------ state protocol
+    def _get_state(self):
+        """Complete fitted state: name -> ndarray or JSON-able scalar/list (see ``_set_state``)."""
+        self._check_fitted()
+        state = {"classes_": np.asarray(self.classes_), "n_features_in_": int(self.n_features_in_)}
+        for k, v in self._cfg.items():
+            state["cfg_" + k] = v
+        for k, v in self._st.items():
+            state["st_" + k] = v.copy()
+        return state
+
+    def _set_state(self, state):
+        """Restore a state produced by ``_get_state`` exactly (parameters are not touched)."""
+        cfg = {k[4:]: v for k, v in state.items() if k.startswith("cfg_")}
+        cfg["kpar"] = [float(v) for v in cfg["kpar"]]
+        st = {k[3:]: np.array(v, copy=True) for k, v in state.items() if k.startswith("st_")}
+        st["ist"] = st["ist"].astype(np.int64)
+        d = int(state["n_features_in_"])
+        out = self._final_ball(cfg, st, d)
+        self._cfg = cfg
+        self._st = st
+        self.classes_ = np.asarray(state["classes_"])
+        self.n_features_in_ = d
+        self._apply_output(out)
+        return self

@@ -1,0 +1,800 @@
+"""StreamSVM ball updates and the small ball-and-points enclosing solver (paper 001).
+
+Rai, Daume III & Venkatasubramanian, *Streamed Learning: One-Pass SVMs*, IJCAI 2009.
+
+The l2-SVM is a minimum enclosing ball (MEB) problem over the label-augmented points
+(eq. 3, eq. 7)
+
+    p_n = [ y_n phi(x_n) ; (C s_n)^(-1/2) e_n ],
+
+where ``e_n`` is the n-th unit vector of an N-dimensional slack block and ``s_n`` an optional
+example weight (``s_n = 1`` gives the paper). A ball centre is ``c = [w ; v]``; its slack part
+``v`` is never stored, only ``xi2 = C ||v||^2`` (Algorithm 1, lines 3 and 9). Because every
+``e_n`` is orthogonal to everything seen before it, the squared distance from a centre to a new
+point is
+
+    d^2 = ||w - y_n phi(x_n)||^2 + (xi2 + 1/s_n) / C                       (Algorithm 1, line 5)
+
+Notes on the transcription (all exact in the augmented space, all reduce to the paper for
+``C = 1``, ``s_n = 1``):
+
+* The paper's line 5 reads ``xi^2 + 1/C`` while lines 3 and 9 keep ``xi^2`` in units of the
+  label coefficients (``xi^2 = sum_m alpha_m^2``, initialised to 1). The slack block of the
+  centre then has squared norm ``xi^2 / C``, so the distance is ``(xi^2 + 1)/C``; both readings
+  agree when C = 1. We keep lines 3 and 9 verbatim and use ``(xi2 + 1/s_n)/C`` in line 5.
+* Lines 7-9 use one step ``beta = (1 - R/d)/2`` computed with the radius *before* line 8
+  (eq. 4-6: the centre moves ``delta = (d - R)/2`` towards the point).
+* A bias is the usual augmented feature: ``x~ = [x ; b0]`` (``b0 = 0``: no bias, as in the
+  paper). For kernels, ``k~(x, z) = k(x, z) + b0^2``.
+
+Conventions: ``fst``/``ist`` are small float/int state vectors (layouts below), mutated in place.
+Functions return an integer status (``OK`` or one of the codes below) instead of raising.
+
+Linear state (``stream_linear``): ``w`` (d+1,) with ``w[d]`` the bias component;
+``fst = [R, xi2]``; ``ist = [M, n_buf, n_seen, n_solves, n_skipped, first_failed_row]``.
+Kernel state (``stream_kernel``): core vectors ``SV`` (capacity, d), ``alpha`` (capacity,)
+signed coefficients (``alpha_m = lambda_m y_m``), ``sv_s`` (capacity,) their weights;
+``fst = [R, xi2, wn2]`` with ``wn2 = ||w||^2``; ``ist`` as above (M = live core vectors).
+Lookahead buffer: ``bufX`` (L, d), ``bufy``, ``bufs``, ``bufg`` (<centre, p_k>), ``bufk``
+(k~(x_k, x_k)), all (L,).
+"""
+import numpy as np
+from numba import njit
+
+from .kernel import kernel_value
+
+OK = 0
+FULL = 1          # kernel capacity reached (policy "raise")
+SOLVER_FAIL = 2   # Gram matrix not positive definite or Newton failed
+
+_IST_M = 0
+_IST_NBUF = 1
+_IST_NSEEN = 2
+_IST_NSOLVES = 3
+_IST_NSKIPPED = 4
+_IST_FAILROW = 5
+IST_SIZE = 6
+
+
+# ---------------------------------------------------------------------------- small dense LA
+@njit(cache=True)
+def _cholesky(A, n, Lf):
+    """Lower Cholesky factor of A[:n, :n] into Lf[:n, :n] (modified in place); False if not PD."""
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= Lf[i, k] * Lf[j, k]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                Lf[i, i] = np.sqrt(s)
+            else:
+                Lf[i, j] = s / Lf[j, j]
+        for j in range(i + 1, n):
+            Lf[i, j] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _chol_solve(Lf, n, b, out):
+    """Solve (Lf Lf^T) out = b for the first n entries; ``out`` modified in place."""
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= Lf[i, k] * out[k]
+        out[i] = s / Lf[i, i]
+    for i in range(n - 1, -1, -1):
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= Lf[k, i] * out[k]
+        out[i] = s / Lf[i, i]
+
+
+# ---------------------------------------------------------------------------- enclosing solver
+@njit(cache=True)
+def _barrier_value(A, r, m, z, tau):
+    """tau * t - sum_i log((t - r_i)^2 - ||c - a_i||^2); inf outside the interior."""
+    t = z[m]
+    val = tau * t
+    for i in range(m):
+        s = t - r[i]
+        if not s > 0.0:
+            return np.inf
+        uu = 0.0
+        for k in range(m):
+            u = z[k] - A[i, k]
+            uu += u * u
+        D = s * s - uu
+        if not D > 0.0:
+            return np.inf
+        val -= np.log(D)
+    return val
+
+
+@njit(cache=True)
+def meb_balls(G, r, m, mu, rel_tol):
+    """Minimum ball enclosing m balls given by the Gram matrix of their centres.
+
+    Solves ``min_c max_i ||c - c_i|| + r_i`` for centres ``c_i`` known only through
+    ``G[i, j] = <c_i, c_j>`` (positive definite: in the augmented space of eq. 3 every ball and
+    every point owns disjoint slack coordinates, so G >= diag(xi2_i / C) > 0). The optimal
+    centre lies in the span of the c_i; it is returned as ``c = sum_i mu_i c_i``.
+
+    Method: Cholesky ``G = L L^T`` gives coordinates ``a_i = L[i, :]`` in R^m; the second-order
+    cone program ``min t s.t. ||c - a_i|| <= t - r_i`` is solved by a primal log-barrier method
+    (barrier ``-log((t - r_i)^2 - ||c - a_i||^2)``, parameter 2 per cone) with damped Newton
+    steps. It stops when the barrier duality-gap bound ``2 m / tau`` is below
+    ``rel_tol * t / 4``, so the returned radius exceeds the optimum by at most about
+    ``rel_tol`` relatively. The returned radius is recomputed as ``max_i ||c - a_i|| + r_i`` at
+    the returned centre, so the ball encloses every input ball exactly (up to rounding).
+
+    Parameters
+    ----------
+    G : ndarray (>= m, >= m) float64
+        Gram matrix of the centres.
+    r : ndarray (>= m,) float64
+        Radii (>= 0).
+    m : int
+        Number of balls (points are balls of radius 0).
+    mu : ndarray (>= m,) float64
+        Output coefficients. Modified in place.
+    rel_tol : float
+        Relative accuracy of the radius (e.g. 1e-6).
+
+    Returns
+    -------
+    status : int
+        ``OK`` or ``SOLVER_FAIL``.
+    radius : float
+        Radius of the returned ball.
+
+    Notes
+    -----
+    Allocates O(m^2) scratch per call (called once per L buffered points, never per example).
+    """
+    if m == 1:
+        mu[0] = 1.0
+        return OK, r[0]
+    A = np.zeros((m, m))
+    if not _cholesky(G, m, A):
+        return SOLVER_FAIL, 0.0
+    n = m + 1
+    z = np.zeros(n)
+    # start at the centre of the largest ball, pushed towards the mean
+    big = 0
+    for i in range(1, m):
+        if r[i] > r[big]:
+            big = i
+    for k in range(m):
+        mean = 0.0
+        for i in range(m):
+            mean += A[i, k]
+        z[k] = 0.5 * A[big, k] + 0.5 * mean / m
+    t0 = 0.0
+    for i in range(m):
+        uu = 0.0
+        for k in range(m):
+            u = z[k] - A[i, k]
+            uu += u * u
+        v = np.sqrt(uu) + r[i]
+        if v > t0:
+            t0 = v
+    scale = t0 if t0 > 0.0 else 1.0
+    z[m] = t0 + 0.5 * scale
+    tau = 2.0 * m / scale
+    g = np.zeros(n)
+    H = np.zeros((n, n))
+    Lh = np.zeros((n, n))
+    dz = np.zeros(n)
+    zt = np.zeros(n)
+    u = np.zeros(m)
+    status = OK
+    for outer in range(80):
+        fval = _barrier_value(A, r, m, z, tau)
+        for it in range(200):
+            for a in range(n):
+                g[a] = 0.0
+                for b in range(n):
+                    H[a, b] = 0.0
+            g[m] = tau
+            t = z[m]
+            for i in range(m):
+                s = t - r[i]
+                uu = 0.0
+                for k in range(m):
+                    u[k] = z[k] - A[i, k]
+                    uu += u[k] * u[k]
+                D = s * s - uu
+                iD = 1.0 / D
+                iD2 = iD * iD
+                for k in range(m):
+                    g[k] += 2.0 * u[k] * iD
+                    for l in range(k + 1):
+                        H[k, l] += 4.0 * u[k] * u[l] * iD2
+                    H[k, k] += 2.0 * iD
+                    H[m, k] -= 4.0 * s * u[k] * iD2
+                g[m] -= 2.0 * s * iD
+                H[m, m] += 4.0 * s * s * iD2 - 2.0 * iD
+            for k in range(n):
+                for l in range(k + 1, n):
+                    H[k, l] = H[l, k]
+            if not _cholesky(H, n, Lh):
+                return SOLVER_FAIL, 0.0
+            for a in range(n):
+                g[a] = -g[a]
+            _chol_solve(Lh, n, g, dz)
+            lam2 = 0.0
+            for a in range(n):
+                lam2 += g[a] * dz[a]
+            if lam2 < 1e-14:
+                break
+            step = 1.0
+            ok = False
+            for ls in range(80):
+                for a in range(n):
+                    zt[a] = z[a] + step * dz[a]
+                fnew = _barrier_value(A, r, m, zt, tau)
+                if fnew <= fval - 0.25 * step * lam2:
+                    ok = True
+                    break
+                step *= 0.5
+            if not ok:
+                break
+            for a in range(n):
+                z[a] = zt[a]
+            fval = fnew
+            if lam2 < 1e-10:
+                break
+        if 2.0 * m / tau <= 0.25 * rel_tol * z[m]:
+            break
+        tau *= 8.0
+    # coefficients: L^T mu = c (back substitution)
+    for i in range(m - 1, -1, -1):
+        s = z[i]
+        for k in range(i + 1, m):
+            s -= A[k, i] * mu[k]
+        mu[i] = s / A[i, i]
+    rad = 0.0
+    for i in range(m):
+        uu = 0.0
+        for k in range(m):
+            d = z[k] - A[i, k]
+            uu += d * d
+        v = np.sqrt(uu) + r[i]
+        if v > rad:
+            rad = v
+    return status, rad
+
+
+# ---------------------------------------------------------------------------- linear kernel
+@njit(cache=True)
+def _dot_aug(w, x, b0):
+    """<w, [x ; b0]> for w of length len(x) + 1."""
+    d = x.shape[0]
+    s = w[d] * b0
+    for k in range(d):
+        s += w[k] * x[k]
+    return s
+
+
+@njit(cache=True)
+def _norm2_aug(x, b0):
+    s = b0 * b0
+    for k in range(x.shape[0]):
+        s += x[k] * x[k]
+    return s
+
+
+@njit(cache=True)
+def absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb, inv_C, b0, rel_tol, G, mu, r):
+    """Replace the ball (w, R, xi2) by the minimum ball enclosing it and nb buffered points.
+
+    Algorithm 2, lines 6-8 and 12-14. ``w``, ``fst`` and ``ist`` (M += nb, n_buf = 0,
+    n_solves += 1) are modified in place; ``G`` (L+1, L+1), ``mu`` and ``r`` (L+1,) are scratch.
+    ``bufg[k] = y_k <w, x~_k>`` must hold for the current ball.
+    """
+    if nb == 0:
+        return OK
+    d = bufX.shape[1]
+    m = nb + 1
+    R = fst[0]
+    xi2 = fst[1]
+    wn2 = 0.0
+    for k in range(d + 1):
+        wn2 += w[k] * w[k]
+    # Gram of the augmented centres: [ball centre, p_1 .. p_nb]
+    G[0, 0] = wn2 + xi2 * inv_C
+    r[0] = R
+    for j in range(nb):
+        G[0, j + 1] = bufg[j]
+        G[j + 1, 0] = bufg[j]
+        r[j + 1] = 0.0
+        for i in range(j + 1):
+            if i == j:
+                G[j + 1, j + 1] = bufk[j] + inv_C / bufs[j]
+            else:
+                s = b0 * b0
+                for k in range(d):
+                    s += bufX[i, k] * bufX[j, k]
+                s *= bufy[i] * bufy[j]
+                G[i + 1, j + 1] = s
+                G[j + 1, i + 1] = s
+    status, rad = meb_balls(G, r, m, mu, rel_tol)
+    if status != OK:
+        return status
+    mu0 = mu[0]
+    for k in range(d + 1):
+        w[k] *= mu0
+    xi2 = mu0 * mu0 * xi2
+    for j in range(nb):
+        c = mu[j + 1] * bufy[j]
+        for k in range(d):
+            w[k] += c * bufX[j, k]
+        w[d] += c * b0
+        xi2 += mu[j + 1] * mu[j + 1] / bufs[j]
+    fst[0] = rad
+    fst[1] = xi2
+    ist[_IST_M] += nb
+    ist[_IST_NBUF] = 0
+    ist[_IST_NSOLVES] += 1
+    return OK
+
+
+@njit(cache=True)
+def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, bufk, rel_tol, G, mu, r):
+    """One pass of StreamSVM (Algorithm 1 if L == 1, Algorithm 2 otherwise), linear kernel.
+
+    Parameters
+    ----------
+    X : ndarray (n, d) float64
+    y : ndarray (n,) float64 in {-1, +1}
+    sw : ndarray (n,) float64
+        Example weights (C_n = C s_n); rows with weight 0 are skipped.
+    inv_C : float
+        1 / C.
+    b0 : float
+        Bias feature value (0 for the unbiased formulation of the paper).
+    L : int
+        Lookahead (1: closed-form update of Algorithm 1).
+    w : ndarray (d+1,) float64
+        Centre (weight vector, last entry the bias component). Modified in place.
+    fst : ndarray (2,) float64
+        [R, xi2]. Modified in place.
+    ist : ndarray (6,) int64
+        Counters, see module docstring. Modified in place.
+    bufX, bufy, bufs, bufg, bufk : ndarrays (L, d), (L,) x4 float64
+        Lookahead buffer. Modified in place.
+    rel_tol : float
+        Relative accuracy of the enclosing solver.
+    G, mu, r : ndarrays (L+1, L+1), (L+1,), (L+1,) float64
+        Solver scratch. Modified in place.
+
+    Returns
+    -------
+    status : int
+
+    Notes
+    -----
+    Algorithm 1 (eq. 4-7): ``d = sqrt(||w - y x||^2 + (xi2 + 1/s)/C)``; if ``d >= R``:
+    ``beta = (1 - R/d)/2``, ``w += beta (y x - w)``, ``R += (d - R)/2``,
+    ``xi2 = xi2 (1 - beta)^2 + beta^2 / s``, ``M += 1``.
+    Algorithm 2: points with ``d >= R`` go to the buffer; when it holds L points the ball is
+    replaced by the minimum ball enclosing the ball and the buffer (``meb_balls``).
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        s_i = sw[i]
+        if s_i <= 0.0:
+            continue
+        x = X[i]
+        yi = y[i]
+        if ist[_IST_NSEEN] == 0 and ist[_IST_M] == 0:
+            # line 3: M = 1, R = 0, xi2 = 1, w = y_1 x_1
+            for k in range(d):
+                w[k] = yi * x[k]
+            w[d] = yi * b0
+            fst[0] = 0.0
+            fst[1] = 1.0 / s_i
+            ist[_IST_M] = 1
+            ist[_IST_NSEEN] = 1
+            continue
+        ist[_IST_NSEEN] += 1
+        R = fst[0]
+        xi2 = fst[1]
+        # line 5
+        dd = 0.0
+        for k in range(d):
+            t = w[k] - yi * x[k]
+            dd += t * t
+        t = w[d] - yi * b0
+        dd += t * t
+        dist = np.sqrt(dd + (xi2 + 1.0 / s_i) * inv_C)
+        if dist >= R:
+            if L == 1:
+                beta = 0.5 * (1.0 - R / dist)
+                for k in range(d):
+                    w[k] += beta * (yi * x[k] - w[k])
+                w[d] += beta * (yi * b0 - w[d])
+                fst[0] = R + 0.5 * (dist - R)
+                omb = 1.0 - beta
+                fst[1] = xi2 * omb * omb + beta * beta / s_i
+                ist[_IST_M] += 1
+            else:
+                nb = ist[_IST_NBUF]
+                for k in range(d):
+                    bufX[nb, k] = x[k]
+                bufy[nb] = yi
+                bufs[nb] = s_i
+                bufg[nb] = yi * _dot_aug(w, x, b0)
+                bufk[nb] = _norm2_aug(x, b0)
+                ist[_IST_NBUF] = nb + 1
+                if nb + 1 == L:
+                    st = absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb + 1,
+                                              inv_C, b0, rel_tol, G, mu, r)
+                    if st != OK:
+                        ist[_IST_FAILROW] = i
+                        return st
+    return OK
+
+
+# ---------------------------------------------------------------------------- multiple balls
+@njit(cache=True)
+def _ball_dist(Wb, xib, i, j, inv_C):
+    """Augmented distance between centres i and j (disjoint slack supports)."""
+    s = 0.0
+    for k in range(Wb.shape[1]):
+        t = Wb[i, k] - Wb[j, k]
+        s += t * t
+    return np.sqrt(s + (xib[i] + xib[j]) * inv_C)
+
+
+@njit(cache=True)
+def _merge_two(Wb, Rb, xib, i, j, D):
+    """Minimum ball enclosing balls i and j, written to slot i. Modified in place."""
+    ri = Rb[i]
+    rj = Rb[j]
+    if D + rj <= ri:
+        return
+    if D + ri <= rj:
+        for k in range(Wb.shape[1]):
+            Wb[i, k] = Wb[j, k]
+        Rb[i] = rj
+        xib[i] = xib[j]
+        return
+    Rn = 0.5 * (D + ri + rj)
+    lam = (Rn - ri) / D
+    for k in range(Wb.shape[1]):
+        Wb[i, k] = (1.0 - lam) * Wb[i, k] + lam * Wb[j, k]
+    xib[i] = (1.0 - lam) * (1.0 - lam) * xib[i] + lam * lam * xib[j]
+    Rb[i] = Rn
+
+
+@njit(cache=True)
+def _merged_radius(ri, rj, D):
+    v = 0.5 * (D + ri + rj)
+    if ri > v:
+        v = ri
+    if rj > v:
+        v = rj
+    return v
+
+
+@njit(cache=True)
+def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, xib, Dm, ist, dnew):
+    """One pass of the multiple-balls StreamSVM (Sec. 4.3), linear kernel.
+
+    Keeps up to K balls (rows of ``Wb`` (K+1, d+1), radii ``Rb``, ``xib`` (K+1,); row K is
+    scratch for the incoming point). A point inside some ball (d < R) is discarded. Otherwise,
+    while fewer than K balls exist it opens a new ball; else the K+1 balls (the K balls and the
+    point as a ball of radius 0) are reduced to K by merging the pair whose enclosing ball is
+    smallest (greedy policy; merging the point into ball i is the Algorithm 1 update of ball i).
+    ``Dm`` (K+1, K+1) caches centre distances. All arrays and ``ist`` (ist[1] = number of live
+    balls) are modified in place; ``dnew`` (K,) is scratch.
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        s_i = sw[i]
+        if s_i <= 0.0:
+            continue
+        x = X[i]
+        yi = y[i]
+        ist[_IST_NSEEN] += 1
+        nb = ist[_IST_NBUF]
+        enclosed = False
+        for b in range(nb):
+            dd = 0.0
+            for k in range(d):
+                t = Wb[b, k] - yi * x[k]
+                dd += t * t
+            t = Wb[b, d] - yi * b0
+            dd += t * t
+            dist = np.sqrt(dd + (xib[b] + 1.0 / s_i) * inv_C)
+            dnew[b] = dist
+            if dist < Rb[b]:
+                enclosed = True
+                break
+        if enclosed:
+            continue
+        ist[_IST_M] += 1
+        # the point as ball K (scratch row)
+        for k in range(d):
+            Wb[K, k] = yi * x[k]
+        Wb[K, d] = yi * b0
+        Rb[K] = 0.0
+        xib[K] = 1.0 / s_i
+        if nb < K:
+            slot = nb
+            for k in range(d + 1):
+                Wb[slot, k] = Wb[K, k]
+            Rb[slot] = 0.0
+            xib[slot] = xib[K]
+            ist[_IST_NBUF] = nb + 1
+            for b in range(nb):
+                Dm[slot, b] = dnew[b]
+                Dm[b, slot] = dnew[b]
+            Dm[slot, slot] = 0.0
+            continue
+        # choose the cheapest merge among K+1 balls
+        best = np.inf
+        bi = -1
+        bj = -1
+        for a in range(K):
+            v = _merged_radius(Rb[a], 0.0, dnew[a])
+            if v < best:
+                best = v
+                bi = a
+                bj = K
+        for a in range(K):
+            for b in range(a):
+                v = _merged_radius(Rb[a], Rb[b], Dm[a, b])
+                if v < best:
+                    best = v
+                    bi = a
+                    bj = b
+        if bj == K:
+            _merge_two(Wb, Rb, xib, bi, K, dnew[bi])
+            changed0 = bi
+            changed1 = -1
+        else:
+            _merge_two(Wb, Rb, xib, bi, bj, Dm[bi, bj])
+            for k in range(d + 1):
+                Wb[bj, k] = Wb[K, k]
+            Rb[bj] = 0.0
+            xib[bj] = xib[K]
+            changed0 = bi
+            changed1 = bj
+        for b in range(K):
+            if b != changed0:
+                v = _ball_dist(Wb, xib, changed0, b, inv_C)
+                Dm[changed0, b] = v
+                Dm[b, changed0] = v
+        if changed1 >= 0:
+            for b in range(K):
+                if b != changed1:
+                    v = _ball_dist(Wb, xib, changed1, b, inv_C)
+                    Dm[changed1, b] = v
+                    Dm[b, changed1] = v
+    return OK
+
+
+@njit(cache=True)
+def merge_balls_linear(Wb, Rb, xib, nb, inv_C, rel_tol, w, fst):
+    """Minimum ball enclosing the nb live balls (end of stream, Sec. 4.3).
+
+    Writes the centre to ``w`` (d+1,) and ``fst = [R, xi2]`` (modified in place). Returns status.
+    """
+    G = np.zeros((nb, nb))
+    r = np.zeros(nb)
+    mu = np.zeros(nb)
+    for i in range(nb):
+        r[i] = Rb[i]
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(Wb.shape[1]):
+                s += Wb[i, k] * Wb[j, k]
+            if i == j:
+                s += xib[i] * inv_C
+            G[i, j] = s
+            G[j, i] = s
+    status, rad = meb_balls(G, r, nb, mu, rel_tol)
+    if status != OK:
+        return status
+    for k in range(Wb.shape[1]):
+        s = 0.0
+        for i in range(nb):
+            s += mu[i] * Wb[i, k]
+        w[k] = s
+    xi2 = 0.0
+    for i in range(nb):
+        xi2 += mu[i] * mu[i] * xib[i]
+    fst[0] = rad
+    fst[1] = xi2
+    return OK
+
+
+# ---------------------------------------------------------------------------- kernelized
+@njit(cache=True)
+def _kaug(code, kpar, b0, x, z):
+    return kernel_value(code, kpar, x, z) + b0 * b0
+
+
+@njit(cache=True)
+def absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy, bufs, bufg, bufk,
+                         nb, inv_C, rel_tol, G, mu, r):
+    """Kernel version of ``absorb_buffer_linear`` (Algorithm 2 with Sec. 4.2's coefficients).
+
+    Appends the nb buffered points as core vectors (caller checks capacity); ``SV``, ``alpha``,
+    ``sv_s``, ``fst = [R, xi2, wn2]`` and ``ist`` are modified in place.
+    """
+    if nb == 0:
+        return OK
+    m = nb + 1
+    R = fst[0]
+    xi2 = fst[1]
+    wn2 = fst[2]
+    G[0, 0] = wn2 + xi2 * inv_C
+    r[0] = R
+    for j in range(nb):
+        G[0, j + 1] = bufg[j]
+        G[j + 1, 0] = bufg[j]
+        r[j + 1] = 0.0
+        for i in range(j + 1):
+            if i == j:
+                G[j + 1, j + 1] = bufk[j] + inv_C / bufs[j]
+            else:
+                s = bufy[i] * bufy[j] * _kaug(code, kpar, b0, bufX[i], bufX[j])
+                G[i + 1, j + 1] = s
+                G[j + 1, i + 1] = s
+    status, rad = meb_balls(G, r, m, mu, rel_tol)
+    if status != OK:
+        return status
+    M = ist[_IST_M]
+    mu0 = mu[0]
+    for a in range(M):
+        alpha[a] *= mu0
+    # ||w||^2 of the new centre: Gram of the w-parts (slack parts removed)
+    wn = mu0 * mu0 * wn2
+    xi2 = mu0 * mu0 * xi2
+    for j in range(nb):
+        wn += 2.0 * mu0 * mu[j + 1] * bufg[j]
+        for i in range(nb):
+            wn += mu[i + 1] * mu[j + 1] * (G[i + 1, j + 1] - (inv_C / bufs[j] if i == j else 0.0))
+        xi2 += mu[j + 1] * mu[j + 1] / bufs[j]
+        for k in range(bufX.shape[1]):
+            SV[M + j, k] = bufX[j, k]
+        alpha[M + j] = mu[j + 1] * bufy[j]
+        sv_s[M + j] = bufs[j]
+    fst[0] = rad
+    fst[1] = xi2
+    fst[2] = wn
+    ist[_IST_M] = M + nb
+    ist[_IST_NBUF] = 0
+    ist[_IST_NSOLVES] += 1
+    return OK
+
+
+@njit(cache=True)
+def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, sv_s, fst, ist,
+                  bufX, bufy, bufs, bufg, bufk, rel_tol, G, mu, r):
+    """One pass of kernelized StreamSVM (Sec. 4.2; Algorithm 1 if L == 1, else Algorithm 2).
+
+    Distance (Sec. 4.2, with the slack scaling of the module notes):
+    ``d^2 = sum_nm alpha_n alpha_m k~_nm + k~(x, x) - 2 y sum_m alpha_m k~(x_m, x)
+    + (xi2 + 1/s)/C``; update ``alpha_{1:M} *= 1 - beta``, ``alpha_{M+1} = beta y`` with
+    ``beta = (1 - R/d)/2``; ``||w||^2`` is carried along in ``fst[2]``.
+
+    Core vectors live in ``SV`` (capacity, d) and ``alpha``/``sv_s`` (capacity,), all modified in
+    place, as are ``fst``, ``ist`` and the buffer arrays. When an update needs more rows than the
+    capacity: with ``on_full_raise`` the function returns ``FULL`` (ist[5] = row); otherwise the
+    update is skipped and counted in ist[4] (the ball then no longer encloses that point).
+    """
+    n = X.shape[0]
+    cap = SV.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        s_i = sw[i]
+        if s_i <= 0.0:
+            continue
+        x = X[i]
+        yi = y[i]
+        M = ist[_IST_M]
+        kxx = _kaug(code, kpar, b0, x, x)
+        if ist[_IST_NSEEN] == 0 and M == 0:
+            if cap < 1:
+                if on_full_raise:
+                    ist[_IST_FAILROW] = i
+                    return FULL
+                ist[_IST_NSKIPPED] += 1
+                continue
+            for k in range(d):
+                SV[0, k] = x[k]
+            alpha[0] = yi
+            sv_s[0] = s_i
+            fst[0] = 0.0
+            fst[1] = 1.0 / s_i
+            fst[2] = kxx
+            ist[_IST_M] = 1
+            ist[_IST_NSEEN] = 1
+            continue
+        ist[_IST_NSEEN] += 1
+        R = fst[0]
+        xi2 = fst[1]
+        wn2 = fst[2]
+        f = 0.0
+        for a in range(M):
+            c = alpha[a]
+            if c != 0.0:
+                f += c * _kaug(code, kpar, b0, SV[a], x)
+        dd = wn2 + kxx - 2.0 * yi * f + (xi2 + 1.0 / s_i) * inv_C
+        if dd < 0.0:
+            dd = 0.0
+        dist = np.sqrt(dd)
+        if dist < R:
+            continue
+        if L == 1:
+            if M + 1 > cap:
+                if on_full_raise:
+                    ist[_IST_FAILROW] = i
+                    return FULL
+                ist[_IST_NSKIPPED] += 1
+                continue
+            beta = 0.5 * (1.0 - R / dist)
+            omb = 1.0 - beta
+            for a in range(M):
+                alpha[a] *= omb
+            for k in range(d):
+                SV[M, k] = x[k]
+            alpha[M] = beta * yi
+            sv_s[M] = s_i
+            fst[2] = omb * omb * wn2 + 2.0 * omb * beta * yi * f + beta * beta * kxx
+            fst[1] = xi2 * omb * omb + beta * beta / s_i
+            fst[0] = R + 0.5 * (dist - R)
+            ist[_IST_M] = M + 1
+        else:
+            nb = ist[_IST_NBUF]
+            for k in range(d):
+                bufX[nb, k] = x[k]
+            bufy[nb] = yi
+            bufs[nb] = s_i
+            bufg[nb] = yi * f
+            bufk[nb] = kxx
+            ist[_IST_NBUF] = nb + 1
+            if nb + 1 == L:
+                if M + L > cap:
+                    if on_full_raise:
+                        ist[_IST_FAILROW] = i
+                        return FULL
+                    ist[_IST_NSKIPPED] += L
+                    ist[_IST_NBUF] = 0
+                    continue
+                st = absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy,
+                                          bufs, bufg, bufk, L, inv_C, rel_tol, G, mu, r)
+                if st != OK:
+                    ist[_IST_FAILROW] = i
+                    return st
+    return OK
+
+
+@njit(cache=True)
+def kernel_decision(code, kpar, b0, SV, alpha, M, X, out):
+    """out[t] = sum_{m<M} alpha_m k~(x_m, X[t]). ``out`` is modified in place."""
+    for t in range(X.shape[0]):
+        s = 0.0
+        for a in range(M):
+            c = alpha[a]
+            if c != 0.0:
+                s += c * _kaug(code, kpar, b0, SV[a], X[t])
+        out[t] = s
+
+
+@njit(cache=True)
+def dot_floor(X, w, out):
+    """out[i] = <X[i], w>: the one-pass compiled floor used by perf/bench_streamsvm.py."""
+    for i in range(X.shape[0]):
+        s = 0.0
+        for k in range(X.shape[1]):
+            s += X[i, k] * w[k]
+        out[i] = s
