@@ -3,15 +3,81 @@
 Every fastbudget classifier derives from :class:`BudgetClassifier`. It follows the
 scikit-learn conventions without importing scikit-learn at run time: ``__init__`` only stores
 keyword arguments, validation happens at fit time, fitted attributes end in ``_``.
+
+Subclass protocol
+-----------------
+A learner implements
+
+- ``_validate_params()``: raise ``ValueError`` for bad hyper-parameters (the base class already
+  checks the common ones: ``budget``, ``C``, ``gamma``, ``kernel``, when present);
+- ``_init_state(n_features)``: allocate the state of a fresh model (``classes_`` and
+  ``n_features_in_`` are already set);
+- ``_partial_fit_encoded(X, y_pm, sample_weight)``: learn one validated chunk, ``X`` float64
+  C-contiguous ``(n, d)``, ``y_pm`` float64 in {-1, +1}, ``sample_weight`` float64 ``(n,)``;
+- ``_decision(X)``: decision values ``(n,)`` float64;
+- ``_get_state()`` / ``_set_state(state)``: the complete fitted state (including the RNG state)
+  as a dict of name -> ``numpy.ndarray`` or JSON-able value (int, float, str, bool, None, and
+  lists/dicts of these). ``_set_state`` must rebuild a working model from such a dict on a
+  freshly constructed instance (``classes_`` and ``n_features_in_`` already set). It may keep
+  references to the arrays it is given.
+
+The base class then provides ``fit`` (resets the model), ``partial_fit`` (``classes`` on the
+first call, as scikit-learn), transactional updates (a call that raises leaves the model exactly
+as before), ``save``/``load`` (see ``fastbudget.persist`` and docs/format.md), pickling, and the
+scikit-learn tags.
 """
+import contextlib
+import copy
 import inspect
 import numbers
+import sys
+import warnings
 
 import numpy as np
 
+from .kernels.kernel import KERNEL_CODES
+
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before it was fitted (same bases as scikit-learn's)."""
+    """Raised when a model is used before it was fitted (same bases as scikit-learn's).
+
+    When scikit-learn is already imported, the error raised is also an instance of
+    ``sklearn.exceptions.NotFittedError`` (scikit-learn stays optional).
+    """
+
+
+class NonNumericError(TypeError, ValueError):
+    """Raised for non-numeric input; both a ``TypeError`` (as NumPy and scikit-learn raise)
+    and a ``ValueError`` (as every other input error of fastbudget)."""
+
+
+_SKLEARN_NOT_FITTED = []
+
+
+def _not_fitted_error(msg):
+    """A NotFittedError that is also scikit-learn's, when scikit-learn is loaded."""
+    if "sklearn" in sys.modules:
+        if not _SKLEARN_NOT_FITTED:
+            try:
+                from sklearn.exceptions import NotFittedError as SkNFE
+
+                _SKLEARN_NOT_FITTED.append(type("NotFittedError", (NotFittedError, SkNFE), {
+                    "__module__": __name__, "__doc__": NotFittedError.__doc__}))
+            except Exception:  # pragma: no cover - broken sklearn install
+                _SKLEARN_NOT_FITTED.append(NotFittedError)
+        return _SKLEARN_NOT_FITTED[0](msg)
+    return NotFittedError(msg)
+
+
+def _data_conversion_warning():
+    if "sklearn" in sys.modules:
+        try:
+            from sklearn.exceptions import DataConversionWarning
+
+            return DataConversionWarning
+        except Exception:  # pragma: no cover
+            pass
+    return UserWarning
 
 
 def check_array(X, *, name="X", allow_empty=False):
@@ -26,25 +92,37 @@ def check_array(X, *, name="X", allow_empty=False):
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar
         raise ValueError(f"{name} could not be converted to a numeric array: {exc}") from None
+    if arr.dtype.kind == "c" or (
+        arr.dtype.kind == "O" and any(isinstance(v, complex) for v in arr.ravel()[:1000])
+    ):
+        raise ValueError(
+            f"Complex data not supported in {name}: pass the real part, the modulus or both "
+            "as separate real columns."
+        )
     if arr.dtype.kind not in "biuf":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{name} must be numeric; got dtype {arr.dtype}. Encode categorical or text "
-                "columns as numbers first."
+        except (TypeError, ValueError) as exc:
+            raise NonNumericError(
+                f"{name} must be numeric; got dtype {arr.dtype} ({exc}). Encode categorical or "
+                "text columns as numbers first."
             ) from None
     if arr.ndim == 1:
         raise ValueError(
-            f"Expected a 2-D array for {name}, got a 1-D array of shape {arr.shape}. Reshape it "
-            "with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single example."
+            f"Expected a 2-D array for {name}, got a 1-D array of shape {arr.shape}. Reshape your "
+            "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single example."
         )
     if arr.ndim != 2:
         raise ValueError(f"Expected a 2-D array for {name}, got {arr.ndim} dimensions.")
-    if not allow_empty and (arr.shape[0] == 0 or arr.shape[1] == 0):
+    if not allow_empty and arr.shape[0] == 0:
         raise ValueError(
-            f"{name} is empty (shape {arr.shape}): at least one example with at least one "
-            "feature is required."
+            f"{name} is empty: 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
+            "required. Pass at least one example."
+        )
+    if not allow_empty and arr.shape[1] == 0:
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required. "
+            "Pass at least one feature column."
         )
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.isfinite(arr).all():
@@ -60,9 +138,28 @@ class BudgetClassifier:
     """Base class of the fastbudget classifiers (binary unless stated otherwise).
 
     Subclasses implement ``_validate_params()``, ``_init_state(n_features)``,
-    ``_partial_fit_encoded(X, y_pm, sample_weight)`` (``y_pm`` in {-1.0, +1.0}) and
-    ``_decision(X)``; this class does the rest.
+    ``_partial_fit_encoded(X, y_pm, sample_weight)`` (``y_pm`` in {-1.0, +1.0}),
+    ``_decision(X)``, ``_get_state()`` and ``_set_state(state)``; this class does the rest
+    (see the module docstring).
     """
+
+    #: True for learners that only handle two classes (scikit-learn tag ``multi_class=False``).
+    _binary_only = True
+    #: Set True in a subclass whose accuracy on easy problems is expected to be poor
+    #: (scikit-learn tag ``poor_score``).
+    _poor_score = False
+    #: Names of state arrays that may legitimately hold +-inf sentinels (never NaN).
+    #: Any other non-finite state value marks a corrupted model: ``save`` and ``load`` refuse it.
+    _state_nonfinite_ok = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Library classes register themselves for ``fastbudget.load``; user classes call
+        # fastbudget.persist.register_estimator explicitly.
+        if cls.__module__.startswith("fastbudget.") and not cls.__name__.startswith("_"):
+            from . import persist
+
+            persist.register_estimator(cls)
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -74,18 +171,36 @@ class BudgetClassifier:
         )
 
     def get_params(self, deep=True):
-        """Parameters of this estimator, as scikit-learn's ``get_params``."""
-        return {k: getattr(self, k) for k in self._get_param_names()}
+        """Parameters of this estimator, as scikit-learn's ``get_params``.
+
+        With ``deep=True`` parameters of nested estimators appear as ``name__param``.
+        """
+        out = {}
+        for k in self._get_param_names():
+            v = getattr(self, k)
+            if deep and hasattr(v, "get_params") and not isinstance(v, type):
+                for kk, vv in v.get_params(deep=True).items():
+                    out[f"{k}__{kk}"] = vv
+            out[k] = v
+        return out
 
     def set_params(self, **params):
-        """Set parameters, as scikit-learn's ``set_params``; returns self."""
+        """Set parameters, as scikit-learn's ``set_params`` (``name__param`` for nested
+        estimators); returns self."""
         valid = self._get_param_names()
+        nested = {}
         for k, v in params.items():
-            if k not in valid:
+            key, sep, sub = k.partition("__")
+            if key not in valid:
                 raise ValueError(
-                    f"Invalid parameter {k!r} for {type(self).__name__}; valid ones are {valid}."
+                    f"Invalid parameter {key!r} for {type(self).__name__}; valid ones are {valid}."
                 )
-            setattr(self, k, v)
+            if sep:
+                nested.setdefault(key, {})[sub] = v
+            else:
+                setattr(self, key, v)
+        for key, sub_params in nested.items():
+            getattr(self, key).set_params(**sub_params)
         return self
 
     def __repr__(self):
@@ -106,22 +221,26 @@ class BudgetClassifier:
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __sklearn_tags__(self):
-        from sklearn.utils import Tags, ClassifierTags, InputTags, TargetTags  # noqa: F401
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
-        tags = Tags(
+        return Tags(
             estimator_type="classifier",
             target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(multi_class=not getattr(self, "_binary_only", True)),
-            input_tags=InputTags(),
+            classifier_tags=ClassifierTags(
+                multi_class=not getattr(self, "_binary_only", True),
+                poor_score=bool(getattr(self, "_poor_score", False)),
+            ),
+            # sparse input is accepted (each chunk is densified; state stays dense)
+            input_tags=InputTags(sparse=True),
         )
-        return tags
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "classes_")
 
     # ------------------------------------------------------------------ helpers
-    _binary_only = True
-
     def _check_fitted(self):
         if not hasattr(self, "classes_"):
-            raise NotFittedError(
+            raise _not_fitted_error(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' or "
                 "'partial_fit' with training data before using this method."
             )
@@ -131,8 +250,9 @@ class BudgetClassifier:
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_} features. Pass data with the same columns as in training."
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input. Pass data with the same columns as "
+                "in training."
             )
         return X
 
@@ -150,44 +270,74 @@ class BudgetClassifier:
                 op = ">=" if low_inclusive else ">"
                 raise ValueError(f"{name} must be {op} {low}; got {value!r}.")
 
-    def _check_sample_weight(self, sample_weight, n):
+    def _validate_common_params(self):
+        """Check the hyper-parameters shared by several learners, when present:
+        ``budget`` (whole number >= 2), ``C`` (> 0), ``gamma`` (> 0, or None/'scale'/'auto'),
+        ``kernel`` (one of ``KERNEL_CODES``)."""
+        names = set(self._get_param_names())
+        if "budget" in names:
+            self._check_param("budget", self.budget, low=2, low_inclusive=True, integer=True)
+        if "C" in names:
+            self._check_param("C", self.C, low=0)
+        if "gamma" in names:
+            self._check_param("gamma", self.gamma, low=0, allow=(None, "scale", "auto"))
+        if "kernel" in names and (
+            not isinstance(self.kernel, str) or self.kernel not in KERNEL_CODES
+        ):
+            raise ValueError(
+                f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNEL_CODES)}."
+            )
+
+    def _validate_params(self):
+        """Hook for learner-specific hyper-parameter checks (raise ``ValueError``)."""
+
+    def _check_sample_weight(self, sample_weight, n, *, require_positive_sum=False):
         if sample_weight is None:
             return np.ones(n)
-        w = np.asarray(sample_weight, dtype=np.float64)
+        try:
+            w = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("sample_weight must be numeric (one non-negative weight per example).") from None
         if w.ndim == 0:
             w = np.full(n, float(w))
         if w.shape != (n,):
             raise ValueError(f"sample_weight has shape {w.shape}; expected ({n},), one weight per example.")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("sample_weight must be finite and non-negative.")
+        if require_positive_sum and not (w > 0).any():
+            raise ValueError(
+                "Sample weights must contain at least one non-zero number: all weights are zero, "
+                "so there is nothing to learn."
+            )
         return np.ascontiguousarray(w)
 
+    def _encode_y(self, y, cls):
+        """Map labels (already checked to lie in ``cls``) to the learner's encoding:
+        float64 +1.0 for ``cls[-1]``, -1.0 otherwise."""
+        return np.where(y == cls[-1], 1.0, -1.0)
+
     def _check_Xy(self, X, y, classes=None, reset=False):
-        """Validate a training chunk; return (X, y in {-1,+1}).
+        """Validate a training chunk; return (X, y in {-1,+1}, classes).
 
         ``reset`` starts a new model: classes come from ``classes`` or from ``y``.
         Nothing on ``self`` is modified (the caller commits ``classes_`` after success).
+        The whole chunk is checked before anything is learned, and errors name the first
+        offending row.
         """
         X = check_array(X)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (one label per row); got shape {y.shape}.")
+        y = _check_y(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match.")
-        if y.dtype.kind == "f" and not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinity; every example needs a label.")
         if reset:
             if classes is not None:
-                cls = np.unique(np.asarray(classes))
+                cls = _unique_labels(_check_y(classes, name="classes"))
             else:
-                cls = np.unique(y)
+                cls = _unique_labels(y)
             if cls.shape[0] > 2 and self._binary_only:
                 raise ValueError(
-                    f"{type(self).__name__} is a binary classifier but got {cls.shape[0]} classes "
-                    f"({cls[:5].tolist()}...). Wrap it in fastbudget.OneVsRestClassifier for "
-                    "multi-class problems."
+                    f"Only binary classification is supported by {type(self).__name__}, but got "
+                    f"{cls.shape[0]} classes ({cls[:5].tolist()}...). Wrap it in "
+                    "fastbudget.OneVsRestClassifier for multi-class problems."
                 )
             if cls.shape[0] < 2:
                 raise ValueError(
@@ -198,24 +348,182 @@ class BudgetClassifier:
         else:
             cls = self.classes_
             n_features = self.n_features_in_
-            if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), cls):
+            if classes is not None and not np.array_equal(
+                _unique_labels(_check_y(classes, name="classes")), cls
+            ):
                 raise ValueError(
                     f"classes={list(classes)} differs from the classes of the first call "
                     f"{cls.tolist()}; pass the same classes (or none) on later calls."
                 )
             if X.shape[1] != n_features:
                 raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
-                    f"{n_features} features. Pass data with the same columns as in training."
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{n_features} features as input. Pass data with the same columns as in "
+                    "training."
                 )
-        unseen = ~np.isin(y, cls)
+        try:
+            unseen = ~np.isin(y, cls)
+        except TypeError:
+            unseen = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
         if unseen.any():
             raise ValueError(
                 f"y contains label {y[unseen][0]!r} (row {int(np.argmax(unseen))}) not among the "
                 f"classes {cls.tolist()}; pass all labels with classes= on the first partial_fit."
             )
-        y_pm = np.where(y == cls[-1], 1.0, -1.0)
-        return X, y_pm, cls
+        return X, self._encode_y(y, cls), cls
+
+    # ------------------------------------------------------------------ transactions
+    def _snapshot(self):
+        """Everything needed to undo the next update (see ``_transaction``)."""
+        attrs = dict(self.__dict__)
+        if not self.__sklearn_is_fitted__():
+            return attrs, None, False
+        try:
+            state = self._get_state()
+        except NotImplementedError:
+            return attrs, copy.deepcopy(attrs), True
+        return attrs, _copy_state(state), False
+
+    def _restore(self, snap):
+        attrs, state, whole = snap
+        self.__dict__.clear()
+        if whole:
+            self.__dict__.update(state)
+            return
+        self.__dict__.update(attrs)
+        if state is not None:
+            self._set_state(state)
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """Run an update so that any exception leaves the model exactly as before.
+
+        Snapshots the attribute bindings and a copy of ``_get_state()`` (cost: one copy of the
+        budget-sized state); on an exception (including ``KeyboardInterrupt``) restores them
+        with ``_set_state`` and re-raises.
+        """
+        snap = self._snapshot()
+        try:
+            yield
+        except BaseException:
+            self._restore(snap)
+            raise
+
+    # attributes that tools (scikit-learn's callbacks and metadata routing) attach to an
+    # estimator from outside; fitting must not remove them
+    _FOREIGN_ATTR_PREFIXES = ("_skl", "_parent_callback", "_callback", "_metadata_request", "_sklearn")
+
+    def _reset_fitted(self):
+        """Forget the fitted model (keep the hyper-parameters and attributes set by tools)."""
+        params = set(self._get_param_names())
+        for k in list(self.__dict__):
+            if k not in params and not k.startswith(self._FOREIGN_ATTR_PREFIXES):
+                del self.__dict__[k]
+
+    def _start(self, classes, n_features):
+        self.classes_ = classes
+        self.n_features_in_ = int(n_features)
+        self._init_state(self.n_features_in_)
+
+    # ------------------------------------------------------------------ learning
+    def fit(self, X, y, sample_weight=None):
+        """Learn a new model from (X, y) in one pass, forgetting any previous one.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two distinct labels (any number for multi-class estimators).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights; at least one must be positive.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            On bad hyper-parameters or bad input; the model is then left as before the call.
+        """
+        self._validate_common_params()
+        self._validate_params()
+        X, y_enc, cls = self._check_Xy(X, y, reset=True)
+        w = self._check_sample_weight(sample_weight, X.shape[0], require_positive_sum=True)
+        with self._transaction():
+            self._reset_fitted()
+            self._start(cls, X.shape[1])
+            self._partial_fit_encoded(X, y_enc, w)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learn one chunk of the stream.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, optional
+            All labels of the stream. Needed on the first call when that chunk does not show
+            every class; later calls may omit it (or must repeat the same classes).
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            On bad input anywhere in the chunk (the message names the first bad row) or bad
+            hyper-parameters. Nothing of the chunk is learned and the model is left exactly as
+            before the call; the same holds for a numerical failure inside the learner.
+        """
+        first = not self.__sklearn_is_fitted__()
+        if first:
+            self._validate_common_params()
+            self._validate_params()
+        X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
+        w = self._check_sample_weight(sample_weight, X.shape[0])
+        with self._transaction():
+            if first:
+                self._start(cls, X.shape[1])
+            self._partial_fit_encoded(X, y_enc, w)
+        return self
+
+    # ------------------------------------------------------------------ protocol stubs
+    def _get_state(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement _get_state()")
+
+    def _set_state(self, state):
+        raise NotImplementedError(f"{type(self).__name__} does not implement _set_state()")
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path):
+        """Write the fitted model to ``path`` atomically (format: docs/format.md).
+
+        A crash during ``save`` leaves any previous file at ``path`` intact. The file holds
+        arrays and JSON only (no pickle), so loading it cannot run code.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Destination; written exactly there (no suffix is added). ``.npz`` is customary.
+        """
+        from .persist import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path):
+        """Load a model written by ``save``; it must be an instance of this class.
+
+        Raises ``fastbudget.persist.ModelFormatError`` (a ``ValueError``) for a damaged,
+        foreign or newer-format file.
+        """
+        from .persist import load_model
+
+        return load_model(path, expected_class=cls)
 
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -245,3 +553,64 @@ class BudgetClassifier:
             return float(np.mean(pred == y))
         w = np.asarray(sample_weight, dtype=np.float64)
         return float(np.sum(w * (pred == y)) / np.sum(w))
+
+
+def _copy_state(state):
+    """Deep copy of a state dict (arrays copied, JSON values deep-copied)."""
+    out = {}
+    for k, v in state.items():
+        out[k] = np.array(v, copy=True) if isinstance(v, np.ndarray) else copy.deepcopy(v)
+    return out
+
+
+def _check_y(y, *, name="y"):
+    """Return labels as a 1-D array; refuse NaN/inf, continuous targets, 2-D targets."""
+    if y is None:
+        raise ValueError(
+            f"This classifier requires y to be passed, but the target y is None. Pass one label "
+            "per row of X."
+        )
+    if hasattr(y, "toarray") and not isinstance(y, np.ndarray):
+        y = y.toarray()
+    try:
+        y = np.asarray(y)
+    except Exception as exc:
+        raise ValueError(f"{name} could not be converted to an array of labels: {exc}") from None
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; it was raveled. "
+            "Pass y.ravel() to avoid this warning.",
+            _data_conversion_warning(),
+            stacklevel=4,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one label per row); got shape {y.shape}.")
+    if y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in {name}; labels must be integers or strings.")
+    if y.dtype.kind == "f":
+        bad = ~np.isfinite(y)
+        if bad.any():
+            raise ValueError(
+                f"Input {name} contains NaN or infinity (first at row {int(np.argmax(bad))}); "
+                "every example needs a finite label."
+            )
+        if y.size and (y != np.round(y)).any():
+            raise ValueError(
+                f"Unknown label type: continuous values in {name} (e.g. {y[y != np.round(y)][0]!r}). "
+                "A classifier needs discrete labels; for regression use a regressor."
+            )
+    if y.dtype.kind == "O":
+        for i, v in enumerate(y.tolist()):
+            if v is None or (isinstance(v, float) and not np.isfinite(v)):
+                raise ValueError(f"Input {name} contains a missing label (NaN/None) at row {i}.")
+    return y
+
+
+def _unique_labels(y):
+    try:
+        return np.unique(y)
+    except TypeError:
+        raise ValueError(
+            "Labels mix types that cannot be ordered (e.g. numbers and strings); use one type."
+        ) from None

@@ -1,0 +1,477 @@
+"""Saving and loading fitted models: one ``.npz`` file, arrays plus JSON metadata, no pickle.
+
+The format is documented in ``docs/format.md``. In short, the file is a zip archive written by
+``numpy.savez`` (uncompressed) that holds
+
+- ``__metadata__.npy``: a ``uint8`` array, the UTF-8 bytes of a JSON object (format name and
+  version, library version, class name, hyper-parameters, scalar state, the manifest of every
+  array with its shape and dtype, and a SHA-256 checksum);
+- one ``.npy`` member per state array, named ``base.<name>`` (``classes_``) or
+  ``state.<name>`` (the learner's ``_get_state()``).
+
+Loading reads nothing with ``allow_pickle``, resolves the class by name in a registry of
+fastbudget estimators (never by importing a name found in the file), and checks the format
+name and version, the member list, the declared sizes (before reading), every shape and dtype,
+the checksum and finiteness before it builds the model. Any failure raises
+:class:`ModelFormatError` (a ``ValueError``) and no model is returned.
+
+Writing is atomic: the file is written under a temporary name in the destination directory,
+flushed to disk, then renamed over ``path``; a crash at any point leaves either the previous
+file or the new one, never a mixture.
+"""
+import hashlib
+import importlib
+import json
+import math
+import os
+import re
+import tempfile
+import zipfile
+
+import numpy as np
+
+from .base import BudgetClassifier, NotFittedError
+
+FORMAT_NAME = "fastbudget-model"
+FORMAT_VERSION = 1
+METADATA_KEY = "__metadata__"
+_MAX_METADATA_BYTES = 16 * 2**20
+_NPY_HEADER_SLACK = 4096  # an .npy header is at most a few hundred bytes
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+# dtype kinds a state array may have: bool, signed/unsigned int, float, unicode text
+_ALLOWED_KINDS = "biufU"
+
+# Modules that define estimators; imported lazily (only these, never names from a file) when a
+# class name is not registered yet. Missing modules are ignored.
+_ESTIMATOR_MODULES = (
+    "fastbudget.estimators.idsvm",
+    "fastbudget.estimators.tvm",
+    "fastbudget.estimators.baselines",
+    "fastbudget.estimators.streamsvm",
+    "fastbudget.estimators.span",
+    "fastbudget.estimators.rueping",
+    "fastbudget.multiclass",
+)
+
+_REGISTRY = {}
+
+
+class ModelFormatError(ValueError):
+    """A model file is damaged, foreign, inconsistent or from a newer format version."""
+
+
+def register_estimator(cls):
+    """Allow ``load`` to rebuild instances of ``cls`` (a ``BudgetClassifier`` subclass).
+
+    fastbudget's own classes register themselves; call this for your own subclasses.
+    Returns ``cls`` (usable as a decorator).
+    """
+    if not (isinstance(cls, type) and issubclass(cls, BudgetClassifier)):
+        raise TypeError(f"register_estimator expects a BudgetClassifier subclass, got {cls!r}.")
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def _lookup_class(name):
+    if name not in _REGISTRY:
+        for mod in _ESTIMATOR_MODULES:
+            try:
+                importlib.import_module(mod)
+            except ImportError:
+                pass
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise ModelFormatError(
+            f"The file holds a model of class {name!r}, which is not a known fastbudget "
+            "estimator. If it is your own subclass, call "
+            "fastbudget.persist.register_estimator(YourClass) before loading."
+        )
+    return cls
+
+
+# ---------------------------------------------------------------------- JSON encoding
+def _encode_value(v, where):
+    """Hyper-parameter or scalar state -> JSON-able value (tagged where types would be lost)."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, (np.bool_,)):
+        return bool(v)
+    if isinstance(v, numbers_integral()):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isfinite(f):
+            return f
+        return {"__float__": repr(f)}
+    if isinstance(v, tuple):
+        return {"__tuple__": [_encode_value(x, where) for x in v]}
+    if isinstance(v, list):
+        return [_encode_value(x, where) for x in v]
+    if isinstance(v, dict):
+        if not all(isinstance(k, str) for k in v):
+            raise ValueError(f"{where}: dict keys must be strings to be saved; got {list(v)!r}.")
+        if any(k.startswith("__") and k.endswith("__") for k in v):
+            raise ValueError(f"{where}: dict keys of the form '__x__' are reserved.")
+        return {k: _encode_value(x, where) for k, x in v.items()}
+    if isinstance(v, BudgetClassifier):
+        return {
+            "__estimator__": type(v).__name__,
+            "params": {k: _encode_value(x, f"{where}.{k}") for k, x in v.get_params(deep=False).items()},
+        }
+    raise ValueError(
+        f"{where}={v!r} cannot be saved (only numbers, strings, booleans, None, lists, tuples, "
+        "dicts and fastbudget estimators can). For random_state pass an int seed instead of a "
+        "Generator or RandomState."
+    )
+
+
+def numbers_integral():
+    return (int, np.integer)
+
+
+def _decode_value(v, where):
+    if isinstance(v, list):
+        return [_decode_value(x, where) for x in v]
+    if isinstance(v, dict):
+        if "__float__" in v:
+            if set(v) != {"__float__"} or v["__float__"] not in ("inf", "-inf", "nan"):
+                raise ModelFormatError(f"Malformed float in {where}.")
+            return float(v["__float__"])
+        if "__tuple__" in v:
+            if set(v) != {"__tuple__"} or not isinstance(v["__tuple__"], list):
+                raise ModelFormatError(f"Malformed tuple in {where}.")
+            return tuple(_decode_value(x, where) for x in v["__tuple__"])
+        if "__estimator__" in v:
+            if set(v) != {"__estimator__", "params"} or not isinstance(v["params"], dict):
+                raise ModelFormatError(f"Malformed nested estimator in {where}.")
+            cls = _lookup_class(v["__estimator__"])
+            params = {k: _decode_value(x, f"{where}.{k}") for k, x in v["params"].items()}
+            return _construct(cls, params, where)
+        return {k: _decode_value(x, where) for k, x in v.items()}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise ModelFormatError(f"Unexpected value in {where}.")
+
+
+def _construct(cls, params, where):
+    valid = set(cls._get_param_names())
+    if not isinstance(params, dict) or set(params) - valid:
+        raise ModelFormatError(
+            f"{where}: parameters {sorted(set(params) - valid)} are not parameters of "
+            f"{cls.__name__} (valid: {sorted(valid)}); the file was written by another version "
+            "or is damaged."
+        )
+    try:
+        return cls(**params)
+    except Exception as exc:
+        raise ModelFormatError(f"{where}: could not construct {cls.__name__}: {exc}") from None
+
+
+def _has_nonfinite(v):
+    if isinstance(v, (float, np.floating)):
+        return not math.isfinite(float(v))
+    if isinstance(v, (list, tuple)):
+        return any(_has_nonfinite(x) for x in v)
+    if isinstance(v, dict):
+        return any(_has_nonfinite(x) for x in v.values())
+    return False
+
+
+# ---------------------------------------------------------------------- checksum
+def _digest(meta_without_checksum, arrays):
+    h = hashlib.sha256()
+    h.update(json.dumps(meta_without_checksum, sort_keys=True, separators=(",", ":")).encode())
+    for name in sorted(arrays):
+        a = arrays[name]
+        h.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------- save
+def _collect(est):
+    """Full state of a fitted estimator: (arrays, scalars) with namespaced keys."""
+    if not est.__sklearn_is_fitted__():
+        raise NotFittedError(
+            f"This {type(est).__name__} instance is not fitted yet; there is no model to save."
+        )
+    state = est._get_state()
+    if not isinstance(state, dict):
+        raise TypeError(f"{type(est).__name__}._get_state() must return a dict.")
+    arrays, scalars = {}, {}
+    classes = np.asarray(est.classes_)
+    classes_kind = classes.dtype.kind
+    if classes_kind == "O":
+        if not all(isinstance(c, str) for c in classes.tolist()):
+            raise ValueError(
+                "classes_ holds objects that are neither numbers nor strings; such labels cannot "
+                "be saved without pickle. Use integer or string labels."
+            )
+        classes = classes.astype(str)
+    arrays["base.classes_"] = classes
+    scalars["base.n_features_in_"] = int(est.n_features_in_)
+    scalars["base.classes_object"] = classes_kind == "O"
+    nonfinite_ok = set(getattr(est, "_state_nonfinite_ok", ()))
+    for k, v in state.items():
+        if not isinstance(k, str) or not _NAME_RE.match(k):
+            raise ValueError(f"{type(est).__name__}._get_state(): bad state name {k!r}.")
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind not in _ALLOWED_KINDS:
+                raise ValueError(
+                    f"State array {k!r} has dtype {v.dtype}; only bool, integer, float and "
+                    "unicode arrays can be saved (no object arrays)."
+                )
+            if v.dtype.kind == "f":
+                bad = np.isnan(v).any() or (k not in nonfinite_ok and not np.isfinite(v).all())
+                if bad:
+                    raise ValueError(
+                        f"The model state is corrupted: array {k!r} holds NaN or infinity. "
+                        "Not saving it, so any previous file stays intact; refit the model."
+                    )
+            arrays["state." + k] = v
+        else:
+            enc = _encode_value(v, f"state {k!r}")
+            if k not in nonfinite_ok and _has_nonfinite(v):
+                raise ValueError(
+                    f"The model state is corrupted: scalar {k!r} is NaN or infinite. Not saving it."
+                )
+            scalars["state." + k] = enc
+    return arrays, scalars
+
+
+def _metadata(est, arrays, scalars):
+    from . import __version__
+
+    params = {k: _encode_value(v, f"parameter {k}") for k, v in est.get_params(deep=False).items()}
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "class": type(est).__name__,
+        "params": params,
+        "scalars": scalars,
+        "arrays": {k: {"shape": list(a.shape), "dtype": a.dtype.str} for k, a in arrays.items()},
+    }
+    meta["sha256"] = _digest(meta, arrays)
+    return meta
+
+
+def save_model(est, path):
+    """Write ``est`` to ``path`` atomically; see the module docstring and docs/format.md."""
+    arrays, scalars = _collect(est)
+    meta = _metadata(est, arrays, scalars)
+    blob = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **{METADATA_KEY: blob}, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------- load
+def _fail(path, msg):
+    raise ModelFormatError(f"Cannot load {os.fspath(path)!r}: {msg}")
+
+
+def _read_members(path):
+    """Return (metadata dict, {name: array}) after structural checks; arrays read lazily."""
+    try:
+        size = os.path.getsize(path)
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        _fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
+    with zf:
+        infos = {}
+        for info in zf.infolist():
+            name = info.filename
+            if not name.endswith(".npy"):
+                _fail(path, f"unexpected member {name!r} in the archive.")
+            infos[name[:-4]] = info
+        if METADATA_KEY not in infos:
+            _fail(path, "no metadata entry; this is not a fastbudget model file.")
+        if infos[METADATA_KEY].file_size > _MAX_METADATA_BYTES:
+            _fail(path, "metadata entry is implausibly large.")
+        raw = _read_npy(zf, infos[METADATA_KEY], path, METADATA_KEY)
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            _fail(path, "metadata entry has the wrong type.")
+        try:
+            meta = json.loads(raw.tobytes().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            _fail(path, f"metadata is not valid JSON ({exc}); the file is damaged.")
+        _check_meta_header(meta, path)
+        manifest = meta["arrays"]
+        if set(manifest) != set(infos) - {METADATA_KEY}:
+            missing = sorted(set(manifest) - set(infos))
+            extra = sorted(set(infos) - set(manifest) - {METADATA_KEY})
+            _fail(path, f"archive members do not match the manifest (missing {missing}, unexpected {extra}).")
+        arrays = {}
+        for name, spec in manifest.items():
+            shape, dtype = _check_spec(name, spec, path)
+            expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if infos[name].file_size > expected + _NPY_HEADER_SLACK:
+                _fail(path, f"array {name!r} is larger than its manifest entry says.")
+            a = _read_npy(zf, infos[name], path, name)
+            if a.dtype.str != dtype.str or a.shape != shape:
+                _fail(
+                    path,
+                    f"array {name!r} has dtype {a.dtype.str} and shape {a.shape}, but the manifest "
+                    f"says {dtype.str} and {shape}.",
+                )
+            arrays[name] = a
+    return meta, arrays
+
+
+def _read_npy(zf, info, path, name):
+    try:
+        with zf.open(info) as fh:
+            return np.lib.format.read_array(fh, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, TypeError,
+            KeyError, SyntaxError, NotImplementedError) as exc:
+        _fail(path, f"member {name!r} is damaged or not a plain array ({exc}).")
+
+
+def _check_meta_header(meta, path):
+    if not isinstance(meta, dict):
+        _fail(path, "metadata is not a JSON object.")
+    if meta.get("format") != FORMAT_NAME:
+        _fail(path, f"format is {meta.get('format')!r}, expected {FORMAT_NAME!r}.")
+    ver = meta.get("format_version")
+    if not isinstance(ver, int) or isinstance(ver, bool) or ver < 1:
+        _fail(path, f"invalid format_version {ver!r}.")
+    if ver > FORMAT_VERSION:
+        _fail(
+            path,
+            f"written with format version {ver} (fastbudget {meta.get('library_version')}), but "
+            f"this fastbudget reads up to version {FORMAT_VERSION}. Upgrade fastbudget.",
+        )
+    for key, typ in (("class", str), ("params", dict), ("scalars", dict), ("arrays", dict),
+                     ("sha256", str)):
+        if not isinstance(meta.get(key), typ):
+            _fail(path, f"metadata field {key!r} is missing or has the wrong type.")
+    for name in meta["arrays"]:
+        if not isinstance(name, str) or not _NAME_RE.match(name) or name == METADATA_KEY:
+            _fail(path, f"bad array name {name!r} in the manifest.")
+    for name in meta["scalars"]:
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            _fail(path, f"bad scalar name {name!r}.")
+
+
+def _check_spec(name, spec, path):
+    if not isinstance(spec, dict) or set(spec) != {"shape", "dtype"}:
+        _fail(path, f"manifest entry of {name!r} is malformed.")
+    shape = spec["shape"]
+    if (not isinstance(shape, list) or len(shape) > 8
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**40 for s in shape)):
+        _fail(path, f"manifest shape of {name!r} is malformed.")
+    try:
+        dtype = np.dtype(spec["dtype"]) if isinstance(spec["dtype"], str) else None
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in _ALLOWED_KINDS or dtype.str != spec["dtype"]:
+        _fail(path, f"manifest dtype of {name!r} ({spec['dtype']!r}) is not allowed.")
+    return tuple(shape), dtype
+
+
+def load_model(path, expected_class=None):
+    """Load a model written by :func:`save_model` / ``BudgetClassifier.save``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    expected_class : type, optional
+        When given, the file must hold an instance of this class (or a subclass).
+
+    Returns
+    -------
+    BudgetClassifier
+        A fitted model that continues exactly where the saved one stopped.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ModelFormatError
+        The file is damaged, foreign, inconsistent, of a newer format, or of another class.
+    """
+    meta, arrays = _read_members(path)
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    if _digest(body, arrays) != meta["sha256"]:
+        _fail(path, "checksum mismatch; the file is damaged (or was edited).")
+    cls = _lookup_class(meta["class"])
+    if expected_class is not None and not issubclass(cls, expected_class):
+        _fail(
+            path,
+            f"it holds a {cls.__name__}, not a {expected_class.__name__}; use "
+            "fastbudget.persist.load_model (fastbudget.load) to load any model.",
+        )
+    params = {k: _decode_value(v, f"parameter {k}") for k, v in meta["params"].items()}
+    est = _construct(cls, params, "parameters")
+    scalars = meta["scalars"]
+    n_features = scalars.get("base.n_features_in_")
+    if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
+        _fail(path, "n_features_in_ is missing or not a positive integer.")
+    classes = arrays.get("base.classes_")
+    if classes is None or classes.ndim != 1 or classes.shape[0] < 2:
+        _fail(path, "classes_ is missing or holds fewer than two labels.")
+    if classes.dtype.kind == "f" and not np.isfinite(classes).all():
+        _fail(path, "classes_ holds NaN or infinity.")
+    if len(np.unique(classes)) != classes.shape[0] or not np.array_equal(np.unique(classes), classes):
+        _fail(path, "classes_ is not sorted and unique.")
+    if scalars.get("base.classes_object") is True:
+        classes = classes.astype(object)
+    nonfinite_ok = set(getattr(cls, "_state_nonfinite_ok", ()))
+    state = {}
+    for k, a in arrays.items():
+        if k.startswith("state."):
+            name = k[len("state."):]
+            if a.dtype.kind == "f" and (
+                np.isnan(a).any() or (name not in nonfinite_ok and not np.isfinite(a).all())
+            ):
+                _fail(path, f"state array {name!r} holds NaN or infinity.")
+            state[name] = np.array(a, copy=True)  # writeable, owned
+        elif k != "base.classes_":
+            _fail(path, f"unknown array {k!r}.")
+    for k, v in scalars.items():
+        if k.startswith("state."):
+            name = k[len("state."):]
+            val = _decode_value(v, f"state {name!r}")
+            if name not in nonfinite_ok and _has_nonfinite(val):
+                _fail(path, f"state value {name!r} is NaN or infinite.")
+            state[name] = val
+        elif k not in ("base.n_features_in_", "base.classes_object"):
+            _fail(path, f"unknown scalar {k!r}.")
+    est.classes_ = classes
+    est.n_features_in_ = n_features
+    try:
+        check = getattr(est, "_check_state", None)
+        if check is not None:
+            check(state)
+        est._set_state(state)
+    except ModelFormatError:
+        raise
+    except Exception as exc:
+        _fail(path, f"the stored state does not fit {cls.__name__} ({type(exc).__name__}: {exc}).")
+    return est
+
+
+load = load_model
