@@ -1,0 +1,620 @@
+"""The comparison learners: Perceptron, Forgetron, Pegasos and BSGD (and Random, see below).
+
+Each estimator validates its input, encodes labels as +-1, allocates its state once (sized
+by the budget) and hands every chunk to one compiled loop in ``fastbudget.kernels.budget``
+or ``fastbudget.kernels.bsgd``. They share parameter names with the TVM learner:
+``budget``, ``kernel``, ``gamma``, ``degree``, ``coef0``, ``lambda_`` (where the algorithm
+has one) and ``random_state``.
+
+Kernels: ``K(x, z) = exp(-gamma ||x - z||^2)`` (RBF), ``(gamma <x, z> + coef0)^degree``
+(poly), ``<x, z>`` (linear). ``gamma=None`` means ``1 / n_features``, which is paper 000's
+width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standardised data.
+"""
+import numbers
+
+import numpy as np
+
+from ..base import BudgetClassifier, check_array
+from ..kernels import budget as _kb
+from ..kernels import bsgd as _kbs
+from ..kernels.kernel import KERNEL_CODES, RBF, decision_values
+
+__all__ = [
+    "PerceptronClassifier",
+    "ForgetronClassifier",
+    "PegasosClassifier",
+    "BSGDClassifier",
+]
+
+
+class _StreamingMixin:
+    """State round trip, one-example API and kernel set-up shared by the baselines.
+
+    ``fit`` / ``partial_fit`` (validation, label encoding, transactions) come from
+    :class:`fastbudget.base.BudgetClassifier`. Subclasses define ``_validate_params()``,
+    ``_structure()`` (the parameters the allocated state depends on), ``_init_state``,
+    ``_fit_chunk(X, y_pm, sw)``, ``_decision(X)`` and ``_state_names`` (attributes holding
+    the fitted state: ndarrays or JSON-able scalars).
+    """
+
+    _state_names = ()
+    _unit_weights_only = False
+
+    def learn_one(self, x, y, classes=None):
+        """Learn from a single example ``x`` (1-D array-like, or dict of features in a fixed
+        order). Pays Python overhead per call; prefer ``partial_fit`` on chunks."""
+        if isinstance(x, dict):
+            x = list(x.values())
+        x = np.asarray(x, dtype=np.float64).reshape(1, -1)
+        return self.partial_fit(x, [y], classes=classes)
+
+    def predict_one(self, x):
+        """Predicted label of a single example."""
+        if isinstance(x, dict):
+            x = list(x.values())
+        return self.predict(np.asarray(x, dtype=np.float64).reshape(1, -1))[0]
+
+    # ------------------------------------------------------------------ internals
+    def _partial_fit_encoded(self, X, y_pm, sample_weight):
+        if self._structure() != self._fitted_structure:
+            raise ValueError(
+                f"Parameters that size the state changed since the model was started "
+                f"({self._fitted_structure} -> {self._structure()}); call fit to start a "
+                "new model, or restore the previous values."
+            )
+        if self._unit_weights_only and not np.all(sample_weight == 1.0):
+            raise ValueError(
+                f"{type(self).__name__} does not support sample weights (its shrinking "
+                "schedule assumes unit perceptron steps); repeat examples instead."
+            )
+        self._fit_chunk(X, y_pm, sample_weight)
+
+    def _start(self, classes, n_features):
+        super()._start(classes, n_features)
+        self._fitted_structure = self._structure()
+
+    def _kernel_setup(self, X):
+        """Kernel code and ``kpar = [gamma, degree, coef0]``, fixed at the first chunk.
+
+        ``gamma=None`` or ``'auto'``: ``1 / n_features``; ``'scale'``:
+        ``1 / (n_features * X.var())`` of the first chunk, as scikit-learn's SVC.
+        """
+        if self._kpar[0] == 0.0:
+            d = X.shape[1]
+            if self.gamma is None or self.gamma == "auto":
+                g = 1.0 / d
+            elif self.gamma == "scale":
+                v = float(X.var())
+                g = 1.0 / (d * v) if v > 0 else 1.0 / d
+            else:
+                g = float(self.gamma)
+            self._kpar[:] = (g, float(self.degree), float(self.coef0))
+        return KERNEL_CODES[self.kernel], self._kpar
+
+    def _validate_kernel(self):
+        if not isinstance(self.kernel, str) or self.kernel not in KERNEL_CODES:
+            raise ValueError(
+                f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNEL_CODES)}."
+            )
+        self._check_param("gamma", self.gamma, low=0.0, allow=(None, "scale", "auto"))
+        self._check_param("degree", self.degree, low=1, low_inclusive=True, integer=True)
+        self._check_param("coef0", self.coef0)
+
+    def _validate_budget(self, allow_none=False):
+        if allow_none and self.budget is None:
+            return
+        self._check_param("budget", self.budget, low=1, low_inclusive=True, integer=True)
+
+    def _get_state(self):
+        """Complete fitted state: dict of name -> ndarray copy or JSON-able scalar.
+
+        ``_set_state(_get_state())`` on a fresh instance with the same parameters gives a
+        model that predicts and continues learning bit-identically.
+        """
+        self._check_fitted()
+        state = {}
+        for name in self._state_names:
+            v = getattr(self, name)
+            state[name] = v.copy() if isinstance(v, np.ndarray) else v
+        return state
+
+    def _set_state(self, state):
+        """Restore a state produced by :meth:`_get_state` (``classes_`` and
+        ``n_features_in_`` already set)."""
+        missing = [k for k in self._state_names if k not in state]
+        if missing:
+            raise ValueError(f"state is missing {missing}; pass the dict returned by _get_state().")
+        for name in self._state_names:
+            v = state[name]
+            setattr(self, name, np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+        self._fitted_structure = self._structure()
+        self._after_set_state()
+        return self
+
+    def _after_set_state(self):
+        pass
+
+
+class _KernelSVMixin:
+    """Public attributes of support-vector models stored in ``_SV`` / ``_coef``."""
+
+    @property
+    def n_support_(self):
+        """Number of live support vectors (int)."""
+        self._check_fitted()
+        return int(self._istate[0])
+
+    @property
+    def support_vectors_(self):
+        """ndarray (n_support, n_features): copy of the live support vectors."""
+        self._check_fitted()
+        return self._SV[: self._istate[0]].copy()
+
+    @property
+    def dual_coef_(self):
+        """ndarray (n_support,): signed coefficients (positive for ``classes_[1]``)."""
+        self._check_fitted()
+        return self._coef[: self._istate[0]].copy()
+
+    @property
+    def intercept_(self):
+        """0.0: these kernel learners have no bias term."""
+        self._check_fitted()
+        return 0.0
+
+    def _decision(self, X):
+        code, kpar = KERNEL_CODES[self.kernel], self._kpar
+        out = np.empty(X.shape[0])
+        decision_values(code, kpar, self._SV, self._coef, int(self._istate[0]), 0.0, X, out)
+        return out
+
+
+# ====================================================================== Perceptron
+class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
+    """Perceptron (Rosenblatt 1958), linear or kernel, with an optional budget.
+
+    On a mistake, ``y_t f(x_t) <= 0``, the example is added with coefficient ``y_t``
+    (kernel) or ``w += y_t x_t, b += y_t`` (linear, primal). With a budget B the kernel
+    store is a ring buffer and a new support vector replaces the oldest one (no shrinking;
+    compare :class:`ForgetronClassifier`).
+
+    Parameters
+    ----------
+    budget : int or None, default=None
+        Maximum number of support vectors. None: unbounded; with ``kernel='linear'`` the
+        model is then kept as a primal weight vector (O(d) memory).
+    kernel : {'linear', 'rbf', 'poly'}, default='linear'
+    gamma : float or None, default=None
+        Kernel coefficient; None means ``1 / n_features``.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    fit_intercept : bool, default=True
+        Learn a bias (primal linear model only; kernel models get one through ``coef0``).
+    random_state : None
+        Unused (the algorithm is deterministic); kept for a common interface.
+
+    Attributes
+    ----------
+    classes_ : ndarray (2,)
+    n_features_in_ : int
+    coef_, intercept_ : primal model (``kernel='linear'``, ``budget=None``)
+    support_vectors_, dual_coef_, n_support_ : kernel model
+    n_mistakes_ : int
+        Number of prediction mistakes made while learning.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastbudget.estimators.baselines import PerceptronClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> PerceptronClassifier().fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    def __init__(self, budget=None, kernel="linear", gamma=None, degree=3, coef0=1.0,
+                 fit_intercept=True, random_state=None):
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    @property
+    def _state_names(self):
+        if self._primal:
+            return ("_w", "_istate")
+        return ("_SV", "_coef", "_sv_t", "_istate", "_kpar")
+
+    @property
+    def _primal(self):
+        return self.kernel == "linear" and self.budget is None
+
+    def _validate_common_params(self):
+        # budget=None (unbounded) is valid here; the other checks are in _validate_params
+        pass
+
+    def _validate_params(self):
+        self._validate_kernel()
+        self._validate_budget(allow_none=True)
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
+
+    def _structure(self):
+        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0, bool(self.fit_intercept))
+
+    def _init_state(self, n_features):
+        if self._primal:
+            self._w = np.zeros(n_features + 1)
+            self._istate = np.zeros(2, dtype=np.int64)   # [n_seen, n_mistakes]
+        else:
+            cap = self.budget if self.budget is not None else 64
+            self._SV = np.zeros((cap, n_features))
+            self._coef = np.zeros(cap)
+            self._sv_t = np.full(cap, -1, dtype=np.int64)
+            self._istate = np.zeros(4, dtype=np.int64)   # [n_live, head, n_seen, n_mistakes]
+            self._kpar = np.zeros(3)
+
+    def _grow(self, need):
+        cap = self._SV.shape[0]
+        if need <= cap:
+            return
+        new = max(need, 2 * cap)
+        SV = np.zeros((new, self._SV.shape[1]))
+        SV[:cap] = self._SV
+        coef = np.zeros(new)
+        coef[:cap] = self._coef
+        sv_t = np.full(new, -1, dtype=np.int64)
+        sv_t[:cap] = self._sv_t
+        self._SV, self._coef, self._sv_t = SV, coef, sv_t
+
+    def _fit_chunk(self, X, y, sw):
+        if self._primal:
+            _kb.perceptron_linear_fit(X, y, sw, self._w, self._istate, bool(self.fit_intercept))
+            return
+        code, kpar = self._kernel_setup(X)
+        if self.budget is None:
+            self._grow(int(self._istate[0]) + X.shape[0])
+        _kb.perceptron_kernel_fit(code, kpar, X, y, sw, self._SV, self._coef, self._sv_t,
+                                  self._istate, -1 if self.budget is None else int(self.budget))
+
+    def _decision(self, X):
+        if self._primal:
+            return X @ self._w[:-1] + self._w[-1]
+        return _KernelSVMixin._decision(self, X)
+
+    @property
+    def coef_(self):
+        """ndarray (n_features,): primal weights (``kernel='linear'``, ``budget=None``)."""
+        self._check_fitted()
+        if not self._primal:
+            raise AttributeError("coef_ exists only for kernel='linear' with budget=None.")
+        return self._w[:-1].copy()
+
+    @property
+    def intercept_(self):
+        """Bias of the primal linear model; 0.0 for kernel models."""
+        self._check_fitted()
+        return float(self._w[-1]) if self._primal else 0.0
+
+    @property
+    def n_support_(self):
+        self._check_fitted()
+        if self._primal:
+            raise AttributeError("n_support_ exists only for kernel models (budget set or kernel != 'linear').")
+        return int(self._istate[0])
+
+    @property
+    def n_mistakes_(self):
+        self._check_fitted()
+        return int(self._istate[1] if self._primal else self._istate[3])
+
+
+# ====================================================================== Forgetron
+class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
+    """Self-tuned Forgetron: a kernel perceptron on a budget of B support vectors.
+
+    Dekel, Shalev-Shwartz & Singer, "The Forgetron: a kernel-based perceptron on a
+    budget", SIAM J. Comput. 37(5), 2008. On a mistake the example is added with weight
+    ``sigma = 1``; if that makes B + 1 support vectors, all weights are multiplied by the
+    self-tuned ``phi_t`` (Sec. 5: the largest phi in (0, 1] that keeps
+    ``Q_t + Psi(phi sigma_r, phi mu_t) <= 15/32 M_t``, ``Psi(l, mu) = l^2 + 2 l - 2 l mu``)
+    and the oldest support vector is removed.
+
+    Parameters
+    ----------
+    budget : int, default=100
+    kernel : {'rbf', 'poly', 'linear'}, default='rbf'
+    gamma : float or None, default=None
+        None means ``1 / n_features``. Paper 000 tuned the Forgetron's width separately.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    random_state : None
+        Unused (deterministic); kept for a common interface.
+
+    Attributes
+    ----------
+    support_vectors_, dual_coef_ (``sigma_i y_i``), n_support_, classes_, n_features_in_
+    support_index_ : ndarray (n_support,), int64
+        Stream position (0-based) of each support vector.
+    n_mistakes_ : int
+    Q_ : float
+        Accumulated ``Psi`` of the removals so far.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastbudget.estimators.baselines import ForgetronClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> clf = ForgetronClassifier(budget=50, gamma=1.0).fit(X, y)
+    >>> clf.n_support_ <= 50
+    True
+    """
+
+    _state_names = ("_SV", "_coef", "_sv_t", "_istate", "_fstate", "_kpar")
+    _unit_weights_only = True
+
+    def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
+                 random_state=None):
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.random_state = random_state
+
+    def _validate_params(self):
+        self._validate_kernel()
+        self._validate_budget()
+
+    def _structure(self):
+        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0)
+
+    def _init_state(self, n_features):
+        B = int(self.budget)
+        self._SV = np.zeros((B, n_features))
+        self._coef = np.zeros(B)
+        self._sv_t = np.full(B, -1, dtype=np.int64)
+        self._istate = np.zeros(4, dtype=np.int64)   # [n_live, head, n_seen, n_mistakes]
+        self._fstate = np.zeros(1)                   # [Q]
+        self._kpar = np.zeros(3)
+
+    def _fit_chunk(self, X, y, sw):
+        code, kpar = self._kernel_setup(X)
+        _kb.forgetron_fit(code, kpar, X, y, self._SV, self._coef, self._sv_t, self._istate,
+                          self._fstate, int(self.budget))
+
+    @property
+    def support_index_(self):
+        self._check_fitted()
+        return self._sv_t[: self._istate[0]].copy()
+
+    @property
+    def n_mistakes_(self):
+        self._check_fitted()
+        return int(self._istate[3])
+
+    @property
+    def Q_(self):
+        self._check_fitted()
+        return float(self._fstate[0])
+
+
+# ====================================================================== Pegasos
+class PegasosClassifier(_StreamingMixin, BudgetClassifier):
+    """Pegasos, linear, one pass with block size k (Shalev-Shwartz, Singer & Srebro, ICML 2007).
+
+    Minimises ``lam/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i <w, x_i>)`` by one pass of
+    mini-batch sub-gradient steps: block t holds the next k examples of the stream,
+    ``eta_t = 1/(lam t)``, ``w <- (1 - eta_t lam) w + (eta_t/k) sum_{y<w,x> < 1} y x``,
+    then the projection onto the ball of radius ``1/sqrt(lam)`` (the paper's Fig. 2).
+    ``fit`` applies a trailing partial block; ``partial_fit`` keeps it buffered so blocks
+    stay contiguous across chunks.
+
+    Parameters
+    ----------
+    lambda_ : float, default=1e-4
+    k : int, default=1
+        Block size.
+    fit_intercept : bool, default=True
+        Bias as a constant feature 1 (regularised with w).
+    random_state : None
+        Unused (one pass in stream order); kept for a common interface.
+
+    Attributes
+    ----------
+    coef_ : ndarray (n_features,), intercept_ : float, classes_, n_features_in_
+    n_steps_ : int
+        Number of sub-gradient steps taken.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastbudget.estimators.baselines import PegasosClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2)); y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    >>> PegasosClassifier(lambda_=1e-3).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _state_names = ("_w", "_g", "_Xb", "_yb", "_sb", "_istate")
+
+    def __init__(self, lambda_=1e-4, k=1, fit_intercept=True, random_state=None):
+        self.lambda_ = lambda_
+        self.k = k
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _validate_params(self):
+        self._check_param("lambda_", self.lambda_, low=0.0)
+        self._check_param("k", self.k, low=1, low_inclusive=True, integer=True)
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
+
+    def _structure(self):
+        return (self.k, bool(self.fit_intercept))
+
+    def _init_state(self, n_features):
+        k = int(self.k)
+        self._w = np.zeros(n_features + 1)
+        self._g = np.zeros(n_features + 1)
+        self._Xb = np.zeros((k, n_features))
+        self._yb = np.zeros(k)
+        self._sb = np.zeros(k)
+        self._istate = np.zeros(3, dtype=np.int64)   # [n_buf, t, n_seen]
+
+    def _fit_chunk(self, X, y, sw):
+        _kb.pegasos_fit(X, y, sw, self._w, self._g, self._Xb, self._yb, self._sb, self._istate,
+                        float(self.lambda_), bool(self.fit_intercept), False)
+
+    def fit(self, X, y, sample_weight=None):
+        """One pass over (X, y) from scratch; a trailing partial block is applied at the end
+        (as a block of its actual size). Parameters as ``partial_fit``; returns self."""
+        super().fit(X, y, sample_weight=sample_weight)
+        self.flush()
+        return self
+
+    def flush(self):
+        """Apply the buffered partial block now (end of a finite stream); returns self."""
+        self._check_fitted()
+        X0 = np.zeros((0, self.n_features_in_))
+        e = np.zeros(0)
+        _kb.pegasos_fit(X0, e, e, self._w, self._g, self._Xb, self._yb, self._sb, self._istate,
+                        float(self.lambda_), bool(self.fit_intercept), True)
+        return self
+
+    def _decision(self, X):
+        return X @ self._w[:-1] + self._w[-1]
+
+    @property
+    def coef_(self):
+        self._check_fitted()
+        return self._w[:-1].copy()
+
+    @property
+    def intercept_(self):
+        self._check_fitted()
+        return float(self._w[-1])
+
+    @property
+    def n_steps_(self):
+        self._check_fitted()
+        return int(self._istate[1])
+
+
+# ====================================================================== BSGD
+_MAINT = {"removal": _kbs.MAINT_REMOVE, "projection": _kbs.MAINT_PROJECT, "merging": _kbs.MAINT_MERGE}
+
+
+class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
+    """Budgeted stochastic gradient descent (Wang, Crammer & Vucetic, JMLR 13, 2012).
+
+    Kernel Pegasos (``eta_t = 1/(lam t)``, no bias, one pass) whose model
+    ``f(x) = sum_i alpha_i K(x_i, x)`` keeps at most B support vectors: every SGD step
+    scales all ``alpha_i`` by ``1 - 1/t`` and, on a margin violation ``y_t f(x_t) < 1``,
+    adds ``x_t`` with ``alpha = y_t/(lam t)`` (Algorithm 1); when that makes B + 1, budget
+    maintenance (Sec. 4) removes the SV with the smallest ``|alpha|`` (``'removal'``),
+    projects it onto the others (``'projection'``, an O(B^3) solve) or merges it with the
+    same-sign SV that minimises the weight degradation (``'merging'``, RBF only; the
+    merged point lies on the segment between the two, found by golden-section search).
+
+    Parameters
+    ----------
+    budget : int, default=100
+    kernel : {'rbf', 'poly', 'linear'}, default='rbf'
+    gamma : float or None, default=None
+        None means ``1 / n_features``.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    lambda_ : float, default=1e-4
+        Regularisation; ``lambda_ = 1 / (C N)`` relates it to an SVM's C on N examples.
+    maintenance : {'merging', 'removal', 'projection'}, default='merging'
+    random_state : None
+        Unused (one pass in stream order, deterministic maintenance); common interface.
+
+    Attributes
+    ----------
+    support_vectors_, dual_coef_, n_support_, classes_, n_features_in_
+    n_maintenance_ : int
+        Number of budget-maintenance steps taken.
+
+    Notes
+    -----
+    The paper's optional projection of w onto the ball of radius ``1/sqrt(lam)`` is not
+    applied (as in the paper's experiments and the BudgetedSVM toolbox).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastbudget.estimators.baselines import BSGDClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> clf = BSGDClassifier(budget=30, gamma=1.0, lambda_=1e-3).fit(X, y)
+    >>> clf.n_support_ <= 30 and clf.score(X, y) > 0.8
+    True
+    """
+
+    _state_names = ("_SV", "_coef", "_Kc", "_istate", "_kpar")
+
+    def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
+                 lambda_=1e-4, maintenance="merging", random_state=None):
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.lambda_ = lambda_
+        self.maintenance = maintenance
+        self.random_state = random_state
+
+    def _validate_params(self):
+        self._validate_kernel()
+        self._validate_budget()
+        self._check_param("lambda_", self.lambda_, low=0.0)
+        if self.maintenance not in _MAINT:
+            raise ValueError(
+                f"maintenance must be one of {sorted(_MAINT)}; got {self.maintenance!r}."
+            )
+        if self.maintenance == "merging" and self.kernel != "rbf":
+            raise ValueError(
+                "maintenance='merging' needs kernel='rbf' (the merged point has a closed "
+                "form only for the RBF kernel); use maintenance='removal' or 'projection'."
+            )
+
+    def _structure(self):
+        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0)
+
+    def _init_state(self, n_features):
+        B = int(self.budget)
+        self._SV = np.zeros((B + 1, n_features))
+        self._coef = np.zeros(B + 1)
+        self._Kc = np.zeros((B + 1, B + 1))
+        self._istate = np.zeros(4, dtype=np.int64)   # [n_live, t, n_seen, n_maintenance]
+        self._kpar = np.zeros(3)
+        self._alloc_work(n_features)
+
+    def _alloc_work(self, n_features):
+        B = int(self.budget)
+        self._krow = np.zeros(B + 1)
+        self._v = np.zeros(B + 1)
+        self._Lw = np.zeros((B, B)) if self.maintenance == "projection" else np.zeros((1, 1))
+        self._z = np.zeros(n_features)
+
+    def _after_set_state(self):
+        self._alloc_work(self.n_features_in_)
+
+    def _fit_chunk(self, X, y, sw):
+        code, kpar = self._kernel_setup(X)
+        if self._Lw.shape[0] != int(self.budget) and self.maintenance == "projection":
+            self._Lw = np.zeros((int(self.budget), int(self.budget)))
+        _kbs.bsgd_fit(code, kpar, X, y, sw, self._SV, self._coef, self._Kc, self._istate,
+                      float(self.lambda_), int(self.budget), _MAINT[self.maintenance],
+                      self._krow, self._Lw, self._v, self._z, 1e-6, 1e-8)
+
+    @property
+    def n_maintenance_(self):
+        self._check_fitted()
+        return int(self._istate[3])
