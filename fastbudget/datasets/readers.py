@@ -1,0 +1,457 @@
+"""Chunked, constant-memory readers for LIBSVM/svmlight and delimited text (CSV/TSV).
+
+Both readers return a generator of ``(X_chunk, y_chunk)`` with at most ``chunk_size`` rows,
+``X_chunk`` float64 C-contiguous of shape (m, n_features). They read the source in blocks of
+about 1 MiB (``fastbudget.datasets._source.BLOCK_BYTES``) and parse each block in compiled code
+(:mod:`fastbudget.kernels.readers`), so memory stays at one block plus one chunk whatever the
+file size. Sources: a path (plain, gzip, bzip2 or xz, recognised by magic bytes), ``'-'`` for
+standard input, or an open file object.
+
+Errors: a missing file raises ``FileNotFoundError`` when the reader is created; malformed
+content raises ``ValueError`` naming the file, the 1-based line number and what is wrong, when
+the generator reaches that line (chunks before it have already been yielded).
+"""
+import itertools
+import numbers
+import os
+
+import numpy as np
+
+from ..kernels import readers as _k
+from ._source import line_blocks, open_source
+
+__all__ = ["read_libsvm", "read_csv"]
+
+_SLOW_EXTRA = 4096
+
+
+def _check_chunk_size(chunk_size):
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
+    return int(chunk_size)
+
+
+def _check_exists(src):
+    """Fail early (at reader creation) for a missing path or an unusable argument."""
+    if isinstance(src, (str, bytes, os.PathLike)):
+        path = os.fsdecode(src)
+        if path != "-" and not os.path.exists(path):
+            raise FileNotFoundError(2, f"No such file: {path!r}", path)
+        if path != "-" and os.path.isdir(path):
+            raise IsADirectoryError(21, f"Expected a file, got a directory: {path!r}", path)
+    elif not hasattr(src, "read"):
+        raise TypeError(
+            f"path_or_file must be a path, '-' for standard input, or a file object with read(); "
+            f"got {type(src).__name__}."
+        )
+
+
+def _new_info():
+    info = np.zeros(_k.INFO_SIZE, dtype=np.int64)
+    info[_k.I_MAXIDX] = -1
+    info[_k.I_MININDEX] = -1
+    return info
+
+
+def _fix_slow(buf, slow, n, X, y, name, line_base):
+    """Parse the slow tokens with Python's float and store them; raise on non-numbers."""
+    for k in range(n):
+        s, e, r, c, ln = (int(v) for v in slow[k])
+        tok = buf[s:e]
+        try:
+            if b"_" in tok:
+                raise ValueError
+            v = float(tok)
+        except ValueError:
+            what = "label" if c < 0 else f"value in feature column {c}"
+            raise ValueError(
+                f"{name}, line {line_base + ln + 1}: {what} "
+                f"{tok.decode('utf-8', 'replace')!r} is not a number."
+            ) from None
+        if c < 0:
+            y[r] = v
+        else:
+            X[r, c] = v
+
+
+def _token(buf, info):
+    return buf[int(info[_k.I_TOKS]):int(info[_k.I_TOKE])].decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------- LIBSVM
+def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="auto"):
+    """Stream a LIBSVM/svmlight file as dense chunks.
+
+    Each line is ``label [qid:n] index:value index:value ... [# comment]`` with strictly
+    increasing indices; missing indices are zeros. Blank lines and ``#`` comments are skipped.
+
+    Parameters
+    ----------
+    path_or_file : str, os.PathLike or binary file object
+        Path (plain, ``.gz``, ``.bz2`` or ``.xz``; compression is detected from the content),
+        ``'-'`` for standard input, or an open file.
+    n_features : int or None, default=None
+        Number of columns of the dense chunks. Policy when None:
+
+        - seekable source (a path or a seekable file object): a first pass over the whole file
+          finds the largest index (constant memory, costs one extra read);
+        - non-seekable source (standard input, pipes): it is inferred from the first chunk
+          (the first ``chunk_size`` data lines), and a later line with a larger index raises a
+          ``ValueError`` asking for ``n_features``.
+
+        Indices beyond ``n_features`` raise ``ValueError``.
+    chunk_size : int, default=10000
+        Maximum number of rows per chunk.
+    zero_based : bool or 'auto', default='auto'
+        Whether indices start at 0. ``'auto'``: zero-based if an index 0 occurs in the scanned
+        part (the whole file when a first pass is made, otherwise the first chunk); a later
+        index 0 in a file taken as one-based raises ``ValueError``.
+
+    Yields
+    ------
+    X_chunk : ndarray of float64, shape (m, n_features), m <= chunk_size
+        Dense, C-contiguous.
+    y_chunk : ndarray of float64, shape (m,)
+        Labels as written in the file (e.g. -1.0, 1.0, 2.0).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the path does not exist (at call time).
+    ValueError
+        Bad arguments (at call time); malformed lines (naming file and line), unsupported
+        compression (when iteration starts).
+
+    Examples
+    --------
+    >>> import io
+    >>> from fastbudget.datasets import read_libsvm
+    >>> f = io.BytesIO(b"+1 1:0.5 3:2\\n-1 2:1\\n")
+    >>> [(X.tolist(), y.tolist()) for X, y in read_libsvm(f)]
+    [([[0.5, 0.0, 2.0], [0.0, 1.0, 0.0]], [1.0, -1.0])]
+    """
+    chunk_size = _check_chunk_size(chunk_size)
+    if n_features is not None:
+        if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 0:
+            raise ValueError(f"n_features must be a non-negative integer or None, got {n_features!r}.")
+        n_features = int(n_features)
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
+    _check_exists(path_or_file)
+    return _libsvm_chunks(path_or_file, n_features, chunk_size, zero_based)
+
+
+def _libsvm_chunks(src, n_features, chunk_size, zero_based):
+    stream, close, name, reopen = open_source(src)
+    try:
+        offset = None if zero_based == "auto" else (0 if zero_based else 1)
+        inferred = False
+        offset_from = "argument"
+        blocks = ((b, 0, e) for b, e in line_blocks(stream, name))
+        if n_features is None and reopen is not None:
+            info = _new_info()
+            for buf, _, end in blocks:
+                _k.scan_libsvm(np.frombuffer(buf, dtype=np.uint8), 0, end, -1, info)
+            close()
+            stream, close = reopen()
+            blocks = ((b, 0, e) for b, e in line_blocks(stream, name))
+            mx, mn = int(info[_k.I_MAXIDX]), int(info[_k.I_MININDEX])
+            if offset is None:
+                offset = 0 if mn == 0 else 1
+                offset_from = "the whole file"
+            n_cols = max(mx + 1 - offset, 0)
+        else:
+            if offset is None or n_features is None:
+                info = _new_info()
+                pre = []
+                for item in blocks:
+                    pre.append(item)
+                    buf, _, end = item
+                    st = _k.scan_libsvm(np.frombuffer(buf, dtype=np.uint8), 0, end, chunk_size, info)
+                    if st == _k.CHUNK_FULL:
+                        break
+                blocks = itertools.chain(pre, blocks)
+                mx, mn = int(info[_k.I_MAXIDX]), int(info[_k.I_MININDEX])
+                if offset is None:
+                    offset = 0 if mn == 0 else 1
+                    offset_from = "the first chunk"
+            if n_features is None:
+                n_cols = max(mx + 1 - offset, 0)
+                inferred = True
+            else:
+                n_cols = n_features
+        yield from _libsvm_parse(blocks, n_cols, offset, chunk_size, name, inferred, offset_from)
+    finally:
+        close()
+
+
+def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from):
+    X = np.zeros((chunk_size, d))
+    y = np.zeros(chunk_size)
+    row = 0
+    slow = np.empty((d + _SLOW_EXTRA, 5), dtype=np.int64)
+    info = _new_info()
+    line_base = 0
+    for buf, pos, end in blocks:
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        line_base += buf.count(b"\n", 0, pos)
+        while pos < end:
+            info[_k.I_NSLOW] = 0
+            st = _k.parse_libsvm(arr, pos, end, X, y, row, offset, True, slow, info)
+            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
+            if st >= 10:
+                raise _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_from)
+            line_base += int(info[_k.I_LINES])
+            pos = int(info[_k.I_POS])
+            row = int(info[_k.I_ROWS])
+            if row == chunk_size:
+                yield X, y
+                X = np.zeros((chunk_size, d))
+                y = np.zeros(chunk_size)
+                row = 0
+    if row:
+        yield X[:row], y[:row]
+
+
+def _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_from):
+    where = f"{name}, line {line_base + int(info[_k.I_ERRLINE]) + 1}"
+    tok = _token(buf, info)
+    detail = int(info[_k.I_DETAIL])
+    if st == _k.ERR_NO_COLON:
+        msg = f"token {tok!r} is not of the form index:value (is the label missing or doubled?)"
+    elif st == _k.ERR_BAD_INDEX:
+        msg = f"the feature index in {tok!r} is not a non-negative integer"
+    elif st == _k.ERR_NOT_INCREASING:
+        msg = (f"feature index {detail} in {tok!r} is not larger than the previous index on the "
+               "line; indices must be sorted and unique")
+    elif st == _k.ERR_ZERO_INDEX:
+        if offset_from == "argument":
+            msg = f"feature index 0 in {tok!r} but zero_based=False; pass zero_based=True or 'auto'"
+        else:
+            msg = (f"feature index 0 in {tok!r}, but indices were taken as one-based because "
+                   f"{offset_from} had no index 0; pass zero_based=True")
+    elif st == _k.ERR_INDEX_TOO_LARGE:
+        if inferred:
+            msg = (f"feature index {detail} is beyond the {d} features inferred from the first "
+                   "chunk of a non-seekable source; pass n_features explicitly")
+        else:
+            msg = (f"feature index {detail} is beyond n_features={d} "
+                   f"({'zero' if offset == 0 else 'one'}-based indices); pass a larger n_features")
+    elif st == _k.ERR_EMPTY_VALUE:
+        msg = f"token {tok!r} has no value after ':'"
+    else:  # pragma: no cover - all codes are handled above
+        msg = f"parse error code {st}"
+    return ValueError(f"{where}: {msg}.")
+
+
+# --------------------------------------------------------------------------- CSV / TSV
+def _is_number(tok):
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return "_" not in tok
+
+
+def _split(text, delim):
+    if delim is None:
+        return text.split()
+    return [t.strip() for t in text.split(delim)]
+
+
+def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
+             label_type="numeric"):
+    """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
+
+    All columns except the label must be numbers; there is no quoting and no missing-value
+    support (an empty field raises). Spaces around fields are ignored, blank lines skipped.
+
+    Parameters
+    ----------
+    path_or_file : str, os.PathLike or binary file object
+        Path (plain, ``.gz``, ``.bz2`` or ``.xz``), ``'-'`` for standard input, or a file.
+    label_column : int, str or None, default=-1
+        Column holding the label: an index (negative counts from the end), a header name, or
+        None when the file has no label (``y_chunk`` is then None).
+    delimiter : str or None, default=None
+        A single character, or ``'whitespace'`` for runs of spaces/tabs. None sniffs the first
+        non-blank line: tab if it has one, else comma if it has one, else whitespace.
+    header : 'auto', bool, default='auto'
+        Whether the first non-blank line is a header. ``'auto'``: it is a header when one of
+        its fields is not a number (the label field is ignored when ``label_type='str'``).
+    chunk_size : int, default=10000
+        Maximum number of rows per chunk.
+    label_type : {'numeric', 'str'}, default='numeric'
+        Labels as float64, or as strings (e.g. ``'A'`` in UCI letter).
+
+    Yields
+    ------
+    X_chunk : ndarray of float64, shape (m, n_features), m <= chunk_size
+    y_chunk : ndarray of float64 or str, shape (m,), or None
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`read_libsvm`; a line with a different number of fields than the first data
+        line raises ``ValueError`` with its line number.
+
+    Examples
+    --------
+    >>> import io
+    >>> from fastbudget.datasets import read_csv
+    >>> f = io.BytesIO(b"a,b,label\\n1,2,0\\n3,4,1\\n")
+    >>> [(X.tolist(), y.tolist()) for X, y in read_csv(f)]
+    [([[1.0, 2.0], [3.0, 4.0]], [0.0, 1.0])]
+    """
+    chunk_size = _check_chunk_size(chunk_size)
+    if delimiter is not None:
+        if delimiter == "whitespace":
+            delimiter = " "
+        if not isinstance(delimiter, str) or len(delimiter) != 1 or ord(delimiter) > 127 \
+                or delimiter in "\n\r.-+0123456789eE":
+            raise ValueError(
+                f"delimiter must be a single ASCII character such as ',' or '\\t', 'whitespace', "
+                f"or None to sniff it; got {delimiter!r}."
+            )
+    if header not in (True, False, "auto"):
+        raise ValueError(f"header must be True, False or 'auto', got {header!r}.")
+    if label_type not in ("numeric", "str"):
+        raise ValueError(f"label_type must be 'numeric' or 'str', got {label_type!r}.")
+    if not (label_column is None or isinstance(label_column, str)
+            or (isinstance(label_column, numbers.Integral) and not isinstance(label_column, bool))):
+        raise ValueError(f"label_column must be an int, a column name or None, got {label_column!r}.")
+    if isinstance(label_column, str) and header is False:
+        raise ValueError("label_column given by name needs a header line; pass header=True or 'auto'.")
+    _check_exists(path_or_file)
+    return _csv_chunks(path_or_file, label_column, delimiter, header, chunk_size, label_type)
+
+
+def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type):
+    stream, close, name, _ = open_source(src)
+    try:
+        raw_blocks = line_blocks(stream, name)
+        first = None
+        line_base = 0
+        for buf, end in raw_blocks:
+            p = 0
+            while p < end:
+                q = buf.index(b"\n", p)
+                if buf[p:q].strip():
+                    first = (buf, p, q, end)
+                    break
+                p = q + 1
+            if first is not None:
+                break
+            line_base += buf.count(b"\n", 0, end)
+        if first is None:
+            return
+        buf, p, q, end = first
+        text = buf[p:q].decode("utf-8", "replace").strip()
+        if delimiter is None:
+            delim = "\t" if "\t" in text else ("," if "," in text else None)
+        else:
+            delim = None if delimiter == " " else delimiter
+        tokens = _split(text, delim)
+        n_tokens = len(tokens)
+        names = [t.strip().strip('"').strip("'") for t in tokens]
+        if label_column is None:
+            label_col = -1
+        elif isinstance(label_column, str):
+            if label_column not in names:
+                raise ValueError(
+                    f"{name}: label_column {label_column!r} is not in the header {names}."
+                )
+            label_col = names.index(label_column)
+        else:
+            label_col = int(label_column)
+            if not -n_tokens <= label_col < n_tokens:
+                first_line_no = line_base + buf.count(b"\n", 0, p) + 1
+                raise ValueError(
+                    f"{name}: label_column={label_column} is out of range for the {n_tokens} "
+                    f"columns of line {first_line_no}."
+                )
+            label_col %= n_tokens
+        if header == "auto":
+            is_header = isinstance(label_column, str) or any(
+                not _is_number(t) for j, t in enumerate(tokens)
+                if not (label_type == "str" and j == label_col)
+            )
+        else:
+            is_header = header
+        start = q + 1 if is_header else p
+        line_base += buf.count(b"\n", 0, start)
+        blocks = itertools.chain([(buf, start, end)], ((b, 0, e) for b, e in raw_blocks))
+        dbyte = -1 if delim is None else ord(delim)
+        yield from _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
+                              line_base, delim)
+    finally:
+        close()
+
+
+def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name, line_base,
+               delim):
+    d = n_tokens - (1 if label_col >= 0 else 0)
+    str_labels = label_type == "str" and label_col >= 0
+    X = np.empty((chunk_size, d))
+    y = np.zeros(chunk_size)
+    labels = []
+    span = np.empty((chunk_size if str_labels else 0, 2), dtype=np.int64)
+    row = 0
+    slow = np.empty((n_tokens + _SLOW_EXTRA, 5), dtype=np.int64)
+    info = _new_info()
+    first_block = True
+    for buf, pos, end in blocks:
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        if not first_block:
+            line_base += buf.count(b"\n", 0, pos)
+        first_block = False
+        while pos < end:
+            info[_k.I_NSLOW] = 0
+            r0 = row
+            st = _k.parse_delimited(arr, pos, end, dbyte, n_tokens, label_col, X, y, span, row,
+                                    slow, info)
+            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
+            if st >= 10:
+                raise _csv_error(st, buf, info, name, line_base, n_tokens, delim)
+            line_base += int(info[_k.I_LINES])
+            pos = int(info[_k.I_POS])
+            row = int(info[_k.I_ROWS])
+            if str_labels:
+                labels.extend(buf[s:e].decode("utf-8", "replace") for s, e in span[r0:row].tolist())
+            if row == chunk_size:
+                yield X, (np.array(labels) if str_labels else (y if label_col >= 0 else None))
+                X = np.empty((chunk_size, d))
+                y = np.zeros(chunk_size)
+                labels = []
+                row = 0
+    if row:
+        yield X[:row], (np.array(labels) if str_labels else (y[:row] if label_col >= 0 else None))
+
+
+def _csv_error(st, buf, info, name, line_base, n_tokens, delim):
+    where = f"{name}, line {line_base + int(info[_k.I_ERRLINE]) + 1}"
+    detail = int(info[_k.I_DETAIL])
+    dname = {None: "whitespace", ",": "','", "\t": "tab"}.get(delim, repr(delim))
+    if st in (_k.ERR_TOO_FEW, _k.ERR_TOO_MANY):
+        msg = (f"expected {n_tokens} fields (as on the first line) separated by {dname}, "
+               f"found {detail}: {_token(buf, info)[:200]!r}")
+    elif st == _k.ERR_EMPTY_FIELD:
+        msg = (f"field {detail + 1} is empty; missing values are not supported, impute or drop "
+               "them first")
+    else:  # pragma: no cover
+        msg = f"parse error code {st}"
+    return ValueError(f"{where}: {msg}.")
+
+
+def collect(chunks):
+    """Concatenate the chunks of a reader into ``(X, y)`` (for data that fits in memory)."""
+    Xs, ys = [], []
+    for X, y in chunks:
+        Xs.append(X)
+        ys.append(y)
+    if not Xs:
+        return np.zeros((0, 0)), np.zeros(0)
+    X = np.ascontiguousarray(np.concatenate(Xs, axis=0))
+    y = None if ys[0] is None else np.concatenate(ys)
+    return X, y
+
