@@ -294,8 +294,11 @@ class StreamSVMClassifier(BudgetClassifier):
             for k, v in saved.items():
                 if k in ("alpha", "sv_s"):
                     st[k][: v.shape[0]] = v
+                    st[k][v.shape[0]:] = 0.0
                 else:
                     st[k][...] = v
+            if mode == "kernel":
+                st["SV"][saved["alpha"].shape[0]:] = 0.0   # rows past M are always zero
         if status == meb.FULL:
             raise ValueError(
                 f"StreamSVM reached capacity={cfg['capacity']} core vectors at row {row} of this "
@@ -365,7 +368,7 @@ class StreamSVMClassifier(BudgetClassifier):
         out["radius"] = float(fst[0])
         out["xi2"] = float(fst[1])
         out["M"] = int(ist[0])
-        out["ist"] = st["ist"]
+        out["ist"] = ist
         return out
 
     @staticmethod

@@ -1,0 +1,290 @@
+"""StreamSVM (paper 001): compiled ball updates against explicit augmented-space references."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from fastbudget.base import NotFittedError
+from fastbudget.estimators.streamsvm import StreamSVMClassifier
+from fastbudget.kernels import meb
+from fastbudget.kernels.kernel import KERNEL_CODES, kernel_value
+from reference.meb_reference import (augmented_points, exact_meb, exact_meb_of_balls,
+                                     multiball_reference, streamsvm_alg1_reference)
+
+LIN1 = dict(kernel="poly", degree=1, gamma=1.0, coef0=0.0)  # linear kernel through the kernel path
+
+
+def _stream(rng, n=60, d=3, shift=1.0):
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(n, d)) + shift * y[:, None]
+    return X, y
+
+
+def _kernel_aug(clf, A, B):
+    cfg = clf._cfg
+    kpar = np.asarray(cfg["kpar"])
+    K = np.array([[kernel_value(cfg["code"], kpar, a, b) for b in B] for a in A])
+    return K + cfg["b0"] ** 2
+
+
+def _augmented_distances(clf, X, y_pm, sw=None):
+    """Exact distance of every point's augmented image to the fitted centre (kernel path).
+
+    A core vector m owns the slack coordinate of its example, with weight
+    lambda_m = alpha_m y_m, so its distance carries -2 lambda_m / (C s_m) (paper eq. 3).
+    """
+    C = clf._cfg["C"]
+    sw = np.ones(len(y_pm)) if sw is None else sw
+    SV, alpha, sv_s = clf.support_vectors_, clf.dual_coef_[0], clf._sv_s
+    wn2 = alpha @ _kernel_aug(clf, SV, SV) @ alpha
+    f = _kernel_aug(clf, X, SV) @ alpha
+    kxx = np.diag(_kernel_aug(clf, X, X))
+    lam = np.zeros(len(y_pm))
+    for m in range(SV.shape[0]):
+        rows = np.flatnonzero(np.all(X == SV[m], axis=1))
+        assert rows.size == 1
+        lam[rows[0]] = alpha[m] * y_pm[rows[0]]
+        assert sw[rows[0]] == sv_s[m]
+    d2 = wn2 + kxx - 2 * y_pm * f + (clf.xi2_ + (1.0 - 2.0 * lam) / sw) / C
+    return np.sqrt(np.maximum(d2, 0.0)), wn2
+
+
+# ------------------------------------------------------------------ Algorithm 1
+@pytest.mark.parametrize("C,b0,weighted", [(1.0, 0.0, False), (0.3, 1.0, False), (20.0, 0.5, True)])
+def test_alg1_matches_explicit_reference(rng, C, b0, weighted):
+    X, y = _stream(rng, n=80)
+    sw = rng.uniform(0.2, 3.0, size=len(y)) if weighted else None
+    if weighted:
+        sw[::7] = 0.0
+    clf = StreamSVMClassifier(C=C, fit_intercept=b0 > 0, intercept_scaling=b0 if b0 > 0 else 1.0)
+    clf.fit(X, y, sample_weight=sw)
+    c, R, M, P = streamsvm_alg1_reference(X, y, C, sw, b0)
+    d = X.shape[1]
+    np.testing.assert_allclose(clf.coef_[0], c[:d], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(clf.intercept_[0], c[d] * b0, rtol=1e-10, atol=1e-12)
+    assert clf.radius_ == pytest.approx(R, rel=1e-12)
+    assert clf.xi2_ == pytest.approx(C * (c[d + 1:] ** 2).sum(), rel=1e-10)
+    assert clf.n_core_ == M
+    keep = np.ones(len(y), bool) if sw is None else sw > 0
+    dist = np.linalg.norm(P[keep] - c, axis=1)
+    assert dist.max() <= R * (1 + 1e-9)
+    # 3/2 approximation (Zarrabi-Zadeh & Chan 2006) against the exact MEB of the same points
+    _, upper, lower = exact_meb(P[keep])
+    assert upper - lower <= 1e-6 * upper          # the reference is certified
+    assert R <= 1.5 * upper * (1 + 1e-9)
+    assert R >= lower * (1 - 1e-9)                # no enclosing ball is smaller than the MEB
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("L", [1, 4, 10])
+def test_final_ball_encloses_every_point_and_is_within_3_2(seed, L):
+    rng = np.random.default_rng(seed)
+    X, y = _stream(rng, n=70, d=4, shift=0.5)
+    C = [0.5, 1.0, 5.0, 50.0][seed]
+    clf = StreamSVMClassifier(C=C, lookahead=L, **LIN1).fit(X, y)
+    dist, _ = _augmented_distances(clf, X, y)
+    assert dist.max() <= clf.radius_ * (1 + 1e-9)
+    P = augmented_points(X, y, C, b0=1.0)
+    _, upper, lower = exact_meb(P)
+    assert lower * (1 - 1e-9) <= clf.radius_ <= 1.5 * upper * (1 + 1e-9)
+    # the explicit linear path gives the same model
+    lin = StreamSVMClassifier(C=C, lookahead=L).fit(X, y)
+    np.testing.assert_allclose(lin.decision_function(X), clf.decision_function(X),
+                               rtol=1e-8, atol=1e-10)
+    assert lin.radius_ == pytest.approx(clf.radius_, rel=1e-9)
+    assert lin.xi2_ == pytest.approx(clf.xi2_, rel=1e-8)
+
+
+@pytest.mark.parametrize("L", [1, 5])
+def test_rbf_ball_encloses_every_point(rng, L):
+    X, y = _stream(rng, n=90, d=2, shift=0.3)
+    sw = rng.uniform(0.5, 2.0, size=len(y))
+    clf = StreamSVMClassifier(C=3.0, kernel="rbf", gamma=0.7, lookahead=L).fit(X, y, sample_weight=sw)
+    dist, wn2 = _augmented_distances(clf, X, y, sw)
+    assert dist.max() <= clf.radius_ * (1 + 1e-9)
+    assert clf._wn2 == pytest.approx(wn2, rel=1e-9)   # carried ||w||^2 has not drifted
+    # decision values are <w, phi(x)> with w = sum alpha_m phi(x_m)
+    f = _kernel_aug(clf, X, clf.support_vectors_) @ clf.dual_coef_[0]
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+
+
+def test_kernelized_matches_paper_coefficient_updates(rng):
+    """Sec. 4.2: alpha_{1:n-1} *= 1 - beta, alpha_n = beta y_n, with beta = (1 - R/d)/2."""
+    X, y = _stream(rng, n=40, d=2)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, fit_intercept=False)
+    alpha, SV, R, xi2 = None, None, 0.0, 1.0
+    for i in range(len(y)):
+        clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1.0, 1.0])
+        K = lambda A, B: np.exp(-0.5 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+        if alpha is None:
+            alpha, SV = np.array([y[0]]), X[:1].copy()
+            continue
+        kx = K(SV, X[i:i + 1])[:, 0]
+        dist = np.sqrt(alpha @ K(SV, SV) @ alpha + 1.0 - 2 * y[i] * alpha @ kx + xi2 + 1.0)
+        if dist >= R:
+            beta = 0.5 * (1 - R / dist)
+            alpha = np.r_[alpha * (1 - beta), beta * y[i]]
+            SV = np.r_[SV, X[i:i + 1]]
+            R = R + 0.5 * (dist - R)
+            xi2 = xi2 * (1 - beta) ** 2 + beta ** 2
+        np.testing.assert_allclose(clf.dual_coef_[0], alpha, rtol=1e-10, atol=1e-14)
+        assert clf.radius_ == pytest.approx(R, rel=1e-10)
+        assert clf.xi2_ == pytest.approx(xi2, rel=1e-10)
+
+
+# ------------------------------------------------------------------ Algorithm 2 and solver
+def test_ball_solver_matches_socp_reference(rng):
+    for trial in range(6):
+        m, k = rng.integers(2, 9), 4
+        A = np.hstack([rng.normal(size=(m, k)), np.diag(rng.uniform(0.05, 1.0, m))])
+        r = np.zeros(m)
+        r[0] = rng.uniform(0.0, 2.0)
+        if trial % 2:
+            r = rng.uniform(0.0, 1.0, m)
+        mu = np.zeros(m)
+        status, rad = meb.meb_balls(A @ A.T, r, m, mu, 1e-6)
+        assert status == meb.OK
+        c = mu @ A
+        assert (np.linalg.norm(A - c, axis=1) + r).max() <= rad * (1 + 1e-12)
+        _, ref = exact_meb_of_balls(A, r)
+        assert abs(rad - ref) <= 1e-6 * ref
+
+
+def test_lookahead_as_long_as_stream_gives_exact_meb(rng):
+    X, y = _stream(rng, n=50, d=3, shift=0.5)
+    C = 2.0
+    clf = StreamSVMClassifier(C=C, lookahead=60).fit(X, y)   # buffer never fills: one final solve
+    assert clf.n_solves_ == 1
+    _, upper, lower = exact_meb(augmented_points(X, y, C, b0=1.0))
+    assert lower * (1 - 1e-9) <= clf.radius_ <= upper * (1 + 1e-6)
+
+
+def test_lookahead_radius_no_worse_than_alg1_on_average():
+    """Lookahead keeps enclosure (tested above) and, over random orders, a smaller ball."""
+    rng = np.random.default_rng(7)
+    X, y = _stream(rng, n=300, d=5, shift=0.3)
+    r1, r10 = [], []
+    for s in range(10):
+        p = np.random.default_rng(s).permutation(len(y))
+        r1.append(StreamSVMClassifier(lookahead=1).fit(X[p], y[p]).radius_)
+        r10.append(StreamSVMClassifier(lookahead=10).fit(X[p], y[p]).radius_)
+    assert np.mean(r10) < np.mean(r1)
+
+
+# ------------------------------------------------------------------ multiple balls
+@pytest.mark.parametrize("K", [2, 4])
+def test_multiball_matches_explicit_reference(rng, K):
+    X, y = _stream(rng, n=50, d=3, shift=0.5)
+    C = 1.5
+    clf = StreamSVMClassifier(C=C, n_balls=K).fit(X, y)
+    balls, c, R, P = multiball_reference(X, y, C, K, b0=1.0)
+    # every point sits in one of the K balls, and the final ball encloses every point
+    for i in range(len(P)):
+        assert min(np.linalg.norm(P[i] - bc) - br for bc, br in balls) <= 1e-9
+    assert np.linalg.norm(P - c, axis=1).max() <= R * (1 + 1e-9)
+    assert clf.radius_ == pytest.approx(R, rel=1e-6)
+    # the compiled live balls are the reference balls (as sets)
+    st = clf._st
+    nb = int(st["ist"][1])
+    assert nb == len(balls)
+    got = sorted(zip(st["Rb"][:nb], st["Wb"][:nb, 0]))
+    want = sorted((br, bc[0]) for bc, br in balls)
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-10, atol=1e-12)
+    _, upper, _ = exact_meb(P)
+    assert clf.radius_ <= 1.5 * upper * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------ streaming API
+@pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
+                                    dict(kernel="rbf", gamma=0.5, lookahead=4)])
+def test_chunking_does_not_change_the_model(rng, params):
+    X, y = _stream(rng, n=90)
+    labels = np.where(y > 0, "pos", "neg")
+    full = StreamSVMClassifier(**params).fit(X, labels)
+    chunked = StreamSVMClassifier(**params)
+    for a in range(0, 90, 13):
+        chunked.partial_fit(X[a:a + 13], labels[a:a + 13], classes=["neg", "pos"])
+    one = StreamSVMClassifier(**params)
+    for i in range(90):
+        one.learn_one(X[i], labels[i], classes=["neg", "pos"])
+    for other in (chunked, one):
+        np.testing.assert_array_equal(other.decision_function(X), full.decision_function(X))
+        assert other.radius_ == full.radius_ and other.n_core_ == full.n_core_
+    assert set(full.predict(X)) <= {"neg", "pos"}
+    assert full.score(X, labels) > 0.8
+
+
+@pytest.mark.parametrize("params", [dict(lookahead=5), dict(n_balls=3),
+                                    dict(kernel="rbf", lookahead=3, capacity=200)])
+def test_state_roundtrip_pickle_deepcopy(rng, params):
+    X, y = _stream(rng, n=80)
+    a = StreamSVMClassifier(**params).partial_fit(X[:41], y[:41])
+    state = a._get_state()
+    for v in state.values():
+        assert isinstance(v, (np.ndarray, int, float, bool, list))
+    b = StreamSVMClassifier(**params)._set_state(state)
+    c = pickle.loads(pickle.dumps(a))
+    e = copy.deepcopy(a)
+    for m in (a, b, c, e):
+        m.partial_fit(X[41:], y[41:])
+    for m in (b, c, e):
+        np.testing.assert_array_equal(m.decision_function(X), a.decision_function(X))
+        assert m.radius_ == a.radius_ and m.xi2_ == a.xi2_
+
+
+def test_capacity_error_leaves_model_unchanged(rng):
+    X, y = _stream(rng, n=200, shift=0.0)
+    clf = StreamSVMClassifier(kernel="rbf", capacity=6).partial_fit(X[:5], y[:5])
+    before = clf._get_state()
+    f_before = clf.decision_function(X)
+    with pytest.raises(ValueError, match="capacity=6"):
+        clf.partial_fit(X[5:], y[5:])
+    after = clf._get_state()
+    for k in before:
+        np.testing.assert_array_equal(np.asarray(before[k]), np.asarray(after[k]))
+    np.testing.assert_array_equal(clf.decision_function(X), f_before)
+    ign = StreamSVMClassifier(kernel="rbf", capacity=6, on_full="ignore").fit(X, y)
+    assert ign.n_core_ == 6 and ign.n_skipped_ > 0
+
+
+@pytest.mark.parametrize("bad,msg", [
+    (dict(C=0.0), "C must be"), (dict(lookahead=0), "lookahead"), (dict(n_balls=1.5), "n_balls"),
+    (dict(kernel="sigmoid"), "kernel must be"), (dict(on_full="drop"), "on_full"),
+    (dict(lookahead=3, n_balls=2), "not both"), (dict(kernel="rbf", n_balls=2), "linear. only"),
+    (dict(tol=2.0), "tol"),
+])
+def test_bad_parameters(rng, bad, msg):
+    X, y = _stream(rng, n=20)
+    with pytest.raises(ValueError, match=msg):
+        StreamSVMClassifier(**bad).fit(X, y)
+
+
+def test_input_errors(rng):
+    X, y = _stream(rng, n=20)
+    clf = StreamSVMClassifier()
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+    clf.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.partial_fit(X[:, :2], y)
+    with pytest.raises(ValueError, match="not among the classes"):
+        clf.partial_fit(X, np.full(20, 5.0))
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.partial_fit(Xn, y)
+    with pytest.raises(ValueError, match="one class"):
+        StreamSVMClassifier().partial_fit(X[:1], y[:1])
+
+
+def test_zero_weight_equals_dropping_the_row(rng):
+    X, y = _stream(rng, n=50)
+    sw = np.ones(50)
+    sw[[3, 17, 30]] = 0.0
+    keep = sw > 0
+    for params in (dict(), dict(lookahead=4), dict(n_balls=2), dict(kernel="rbf", lookahead=3)):
+        a = StreamSVMClassifier(**params).fit(X, y, sample_weight=sw)
+        b = StreamSVMClassifier(**params).fit(X[keep], y[keep])
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
