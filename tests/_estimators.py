@@ -1,0 +1,89 @@
+"""Registry of every fastbudget estimator for the shared checks, with small fast parameters.
+
+Each learner module is imported if it exists in the tree (a learner that has not landed yet is
+simply not listed; an import *error* in an existing module is not hidden). Tests parametrize
+over ``ESTIMATORS``: ``(id, factory)`` where ``factory()`` returns a fresh instance.
+
+``SKLEARN_EXPECTED_FAILURES[id]`` maps scikit-learn check names to the reason they cannot pass
+for that learner; ``parametrize_with_checks`` runs them as strict xfails (an unexpected pass
+fails the suite, so the list cannot go stale silently).
+"""
+import importlib
+
+from _dummy import DummyBudgetPerceptron
+from fastbudget.multiclass import OneVsRestClassifier
+
+ESTIMATORS = []
+SKLEARN_EXPECTED_FAILURES = {}
+
+_ORDER_DEPENDENT = (
+    "a budgeted online learner depends on the order of the stream, so weight k is not the "
+    "same as k repeated rows placed elsewhere in the stream"
+)
+
+
+def _add(id_, factory, xfail=None):
+    ESTIMATORS.append((id_, factory))
+    SKLEARN_EXPECTED_FAILURES[id_] = dict(xfail or {})
+
+
+def _make(cls, **kw):
+    """Instance of ``cls`` with those of ``kw`` that are parameters of ``cls``."""
+    names = set(cls._get_param_names())
+    return cls(**{k: v for k, v in kw.items() if k in names})
+
+
+def _module(name):
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None
+        raise
+
+
+_SW = {
+    "check_sample_weight_equivalence_on_dense_data": _ORDER_DEPENDENT,
+    "check_sample_weight_equivalence_on_sparse_data": _ORDER_DEPENDENT,
+}
+
+_add("dummy", lambda: DummyBudgetPerceptron(budget=30, gamma=0.5), _SW)
+
+_bl = _module("fastbudget.estimators.baselines")
+if _bl is not None:
+    if hasattr(_bl, "PerceptronClassifier"):
+        _add("perceptron", lambda: _bl.PerceptronClassifier(budget=30, kernel="rbf"), _SW)
+    if hasattr(_bl, "ForgetronClassifier"):
+        _add("forgetron", lambda: _bl.ForgetronClassifier(budget=30), _SW)
+    if hasattr(_bl, "PegasosClassifier"):
+        _add("pegasos", lambda: _bl.PegasosClassifier(random_state=0), _SW)
+    if hasattr(_bl, "BSGDClassifier"):
+        _add("bsgd", lambda: _make(_bl.BSGDClassifier, budget=30, random_state=0), _SW)
+
+_ss = _module("fastbudget.estimators.streamsvm")
+if _ss is not None and hasattr(_ss, "StreamSVMClassifier"):
+    _add("streamsvm", lambda: _ss.StreamSVMClassifier(capacity=300), _SW)
+    _add("streamsvm_rbf", lambda: _ss.StreamSVMClassifier(kernel="rbf", capacity=300), _SW)
+
+_id = _module("fastbudget.estimators.idsvm")
+if _id is not None and hasattr(_id, "IncrementalSVC"):
+    _add("idsvm", lambda: _make(_id.IncrementalSVC, C=1.0, kernel="rbf"))
+
+_tv = _module("fastbudget.estimators.tvm")
+if _tv is not None and hasattr(_tv, "TVMClassifier"):
+    _add("tvm", lambda: _make(_tv.TVMClassifier, budget=20, C=1.0, kernel="rbf",
+                                             random_state=0), _SW)
+
+_add("ovr_dummy", lambda: OneVsRestClassifier(DummyBudgetPerceptron(budget=30), total_budget=90),
+     _SW)
+if _bl is not None and hasattr(_bl, "PerceptronClassifier"):
+    _add("ovr_perceptron",
+         lambda: OneVsRestClassifier(_bl.PerceptronClassifier(budget=30, kernel="rbf"),
+                                     total_budget=90), _SW)
+
+IDS = [i for i, _ in ESTIMATORS]
+FACTORIES = dict(ESTIMATORS)
+
+
+def is_binary(est):
+    return getattr(est, "_binary_only", True)

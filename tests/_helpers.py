@@ -1,0 +1,49 @@
+"""Small helpers shared by the infrastructure tests."""
+import numpy as np
+
+
+def stream(seed, n=240, d=3, n_classes=2):
+    """A reproducible classification stream: (X float64 (n, d), y int (n,))."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if n_classes == 2:
+        y = (X[:, 0] * X[:, 1] + 0.3 * X[:, 2] > 0).astype(np.int64)
+    else:
+        centers = rng.normal(scale=3.0, size=(n_classes, d))
+        y = rng.integers(n_classes, size=n)
+        X = X + centers[y]
+    return X, y
+
+
+def model_state(est):
+    """Complete observable state of a model: base attributes and ``_get_state()`` copies
+    (None when unfitted)."""
+    if not est.__sklearn_is_fitted__():
+        return None
+    st = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+          for k, v in est._get_state().items()}
+    st["__classes_"] = np.array(est.classes_, copy=True)
+    st["__n_features_in_"] = est.n_features_in_
+    return st
+
+
+def assert_same_state(a, b):
+    """Bit-identical states (as returned by ``model_state``)."""
+    if a is None or b is None:
+        assert a is None and b is None, "one model is fitted, the other is not"
+        return
+    assert a.keys() == b.keys(), sorted(set(a) ^ set(b))
+    for k in a:
+        va, vb = a[k], b[k]
+        if isinstance(va, np.ndarray) or isinstance(vb, np.ndarray):
+            va, vb = np.asarray(va), np.asarray(vb)
+            assert va.dtype == vb.dtype and va.shape == vb.shape, k
+            if va.dtype.kind == "f":
+                assert np.array_equal(np.ascontiguousarray(va).view(np.uint8),
+                                      np.ascontiguousarray(vb).view(np.uint8)), f"state {k!r} differs"
+            else:
+                assert np.array_equal(va, vb), f"state {k!r} differs"
+        else:
+            assert va == vb, f"state {k!r} differs: {va!r} vs {vb!r}"
+            if isinstance(va, float) or isinstance(vb, float):
+                assert np.float64(va).tobytes() == np.float64(vb).tobytes(), k
