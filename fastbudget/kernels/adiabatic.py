@@ -87,7 +87,7 @@ EngineState = namedtuple(
 )
 
 
-def alloc_state(n, d, kcode, kpar, C, tol_rate=1e-11, tol_singular=1e-10, tol_drift=1e-6,
+def alloc_state(n, d, kcode, kpar, C, tol_rate=1e-11, tol_singular=1e-8, tol_drift=1e-6,
                 check_every=64):
     """Allocate an engine state for ``n`` slots of ``d`` features (the only allocation)."""
     st = EngineState(
@@ -409,16 +409,19 @@ def run_path(st, mode, c):
             elif mode == REMOVE:
                 alpha[c] = 0.0
             return OK
-        elif ev_kind == 2:
-            alpha[ev_idx] = 0.0
+        elif ev_kind == 2 or ev_kind == 3:
+            if ev_kind == 2:
+                alpha[ev_idx] = 0.0
+                status[ev_idx] = RESERVE
+            else:
+                alpha[ev_idx] = cb[ev_idx]
+                status[ev_idx] = ERROR
             g[ev_idx] = 0.0
             _s_remove(st, ev_idx)
-            status[ev_idx] = RESERVE
-        elif ev_kind == 3:
-            alpha[ev_idx] = cb[ev_idx]
-            g[ev_idx] = 0.0
-            _s_remove(st, ev_idx)
-            status[ev_idx] = ERROR
+            # a vector refused as linearly dependent on the old S may be independent of
+            # the smaller one: let it compete again
+            for i in range(hw):
+                skip[i] = 0
         elif ev_kind == 4:
             g[ev_idx] = 0.0
             if _s_add(st, ev_idx):

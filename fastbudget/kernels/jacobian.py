@@ -34,7 +34,8 @@ def r_grow(R, nS, v, Qkk, beta, tol):
     v : (>= nS+1,) float64, ``[y_k, Q_{s_1 k}, ..., Q_{s_nS k}]``.
     Qkk : float, Q_kk.
     beta : (>= nS+1,) float64 work buffer; on return ``beta = -R v``.
-    tol : float, relative singularity tolerance on gamma_kk.
+    tol : float, singularity tolerance on gamma_kk relative to the size of the terms
+        it is the difference of (``|Q_kk| + sum_i |v_i beta_i|``).
 
     Returns
     -------
@@ -49,9 +50,14 @@ def r_grow(R, nS, v, Qkk, beta, tol):
             s += R[i, j] * v[j]
         beta[i] = -s
     gkk = Qkk
+    scale = abs(Qkk)
     for i in range(m):
-        gkk += v[i] * beta[i]
-    if not (gkk > tol * (1.0 + abs(Qkk))):
+        t = v[i] * beta[i]
+        gkk += t
+        scale += abs(t)
+    # gamma_kk is a difference of terms of size ``scale``: below tol * scale it is
+    # round-off, and k is (numerically) linearly dependent on S.
+    if not (gkk > tol * scale):
         return SINGULAR, gkk
     inv = 1.0 / gkk
     for i in range(m):
