@@ -124,11 +124,11 @@ class StreamSVMClassifier(BudgetClassifier):
         self.tol = tol
 
     # ------------------------------------------------------------------ validation / state
-    def _validate_params(self, n_features):
+    def _validate_params(self):
         self._check_param("C", self.C, low=0.0)
         if self.kernel not in KERNEL_CODES:
             raise ValueError(f"kernel must be one of {sorted(KERNEL_CODES)}; got {self.kernel!r}.")
-        self._check_param("gamma", self.gamma, low=0.0, allow=(None,))
+        self._check_param("gamma", self.gamma, low=0.0, allow=(None, "auto", "scale"))
         self._check_param("degree", self.degree, low=0.0)
         self._check_param("coef0", self.coef0)
         self._check_param("lookahead", self.lookahead, low=1, low_inclusive=True, integer=True)
@@ -149,7 +149,14 @@ class StreamSVMClassifier(BudgetClassifier):
             )
         if self.n_balls > 1 and self.kernel != "linear":
             raise ValueError("n_balls > 1 is implemented for kernel='linear' only; set n_balls=1.")
-        gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
+
+    def _config(self, n_features):
+        if self.gamma is None or self.gamma == "auto":
+            gamma = 1.0 / n_features
+        elif self.gamma == "scale":
+            gamma = float("nan")          # resolved from the first chunk: 1 / (d * X.var())
+        else:
+            gamma = float(self.gamma)
         return {
             "C": float(self.C),
             "code": int(KERNEL_CODES[self.kernel]),
@@ -161,6 +168,10 @@ class StreamSVMClassifier(BudgetClassifier):
             "b0": float(self.intercept_scaling) if self.fit_intercept else 0.0,
             "tol": float(self.tol),
         }
+
+    def _init_state(self, n_features):
+        self._cfg = self._config(n_features)
+        self._st = self._new_state(self._cfg, n_features)
 
     def _mode(self, cfg):
         if cfg["code"] != LINEAR:
@@ -195,56 +206,21 @@ class StreamSVMClassifier(BudgetClassifier):
         return np.zeros((m, m)), np.zeros(m), np.zeros(m)
 
     # ------------------------------------------------------------------ training
-    def fit(self, X, y, sample_weight=None):
-        """Reset and learn from (X, y) in one pass (rows in the given order).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,), two distinct labels
-        sample_weight : array-like of shape (n_samples,), optional
-            Per-example weights s_n (C_n = C s_n); rows with weight 0 are skipped.
-
-        Returns
-        -------
-        self
-        """
-        X, y_pm, cls = self._check_Xy(X, y, reset=True)
-        sw = self._check_sample_weight(sample_weight, X.shape[0])
-        cfg = self._validate_params(X.shape[1])
-        st = self._new_state(cfg, X.shape[1])
-        self._run(cfg, st, X, y_pm, sw, rollback=False)
-        self._commit(cfg, st, cls, X.shape[1])
-        return self
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Continue the pass with a chunk of the stream (one call into compiled code).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        classes : array-like of shape (2,), optional
-            All labels of the stream; required on the first call if the first chunk holds
-            one class only.
-        sample_weight : array-like of shape (n_samples,), optional
-
-        Returns
-        -------
-        self
-        """
-        first = not hasattr(self, "classes_")
-        X, y_pm, cls = self._check_Xy(X, y, classes=classes, reset=first)
-        sw = self._check_sample_weight(sample_weight, X.shape[0])
-        if first:
-            cfg = self._validate_params(X.shape[1])
-            st = self._new_state(cfg, X.shape[1])
-            self._run(cfg, st, X, y_pm, sw, rollback=False)
-        else:
-            cfg, st = self._cfg, self._st
-            self._run(cfg, st, X, y_pm, sw, rollback=True)
-        self._commit(cfg, st, cls, X.shape[1])
-        return self
+    def _partial_fit_encoded(self, X, y_pm, sample_weight):
+        cfg = self._cfg
+        now = self._config(self.n_features_in_)
+        if self.gamma == "scale":
+            now["kpar"][0] = cfg["kpar"][0]
+        if now != cfg and not (np.isnan(cfg["kpar"][0]) and np.isnan(now["kpar"][0])):
+            raise ValueError(
+                "Parameters of this StreamSVMClassifier changed since the model was started; "
+                "call fit to start a new model, or restore the previous values."
+            )
+        if np.isnan(cfg["kpar"][0]):
+            var = float(X.var()) if X.shape[0] > 1 else 0.0
+            cfg["kpar"][0] = 1.0 / (X.shape[1] * var) if var > 0 else 1.0 / X.shape[1]
+        self._run(cfg, self._st, X, y_pm, sample_weight)
+        self._apply_output(self._final_ball(cfg, self._st, self.n_features_in_))
 
     def learn_one(self, x, y, classes=None):
         """Learn from a single example ``x`` (1-D array-like, or dict of features in a fixed
@@ -263,16 +239,11 @@ class StreamSVMClassifier(BudgetClassifier):
             x = list(x.values())
         return self.predict(np.asarray(x, dtype=np.float64).reshape(1, -1))[0]
 
-    def _run(self, cfg, st, X, y_pm, sw, rollback):
+    def _run(self, cfg, st, X, y_pm, sw):
+        """One call into compiled code; on failure raise (the base class's transaction then
+        restores the model as it was before the call)."""
         mode = self._mode(cfg)
         inv_C = 1.0 / cfg["C"]
-        saved = None
-        if rollback:
-            M = int(st["ist"][0])
-            saved = {k: v.copy() for k, v in st.items() if k not in ("SV", "alpha", "sv_s")}
-            if mode == "kernel":
-                saved["alpha"] = st["alpha"][:M].copy()
-                saved["sv_s"] = st["sv_s"][:M].copy()
         if mode == "linear":
             G, mu, r = self._scratch(cfg)
             status = meb.stream_linear(X, y_pm, sw, inv_C, cfg["b0"], cfg["L"], st["w"], st["fst"],
@@ -290,15 +261,6 @@ class StreamSVMClassifier(BudgetClassifier):
         if status == meb.OK:
             return
         row = int(st["ist"][meb._IST_FAILROW])
-        if saved is not None:
-            for k, v in saved.items():
-                if k in ("alpha", "sv_s"):
-                    st[k][: v.shape[0]] = v
-                    st[k][v.shape[0]:] = 0.0
-                else:
-                    st[k][...] = v
-            if mode == "kernel":
-                st["SV"][saved["alpha"].shape[0]:] = 0.0   # rows past M are always zero
         if status == meb.FULL:
             raise ValueError(
                 f"StreamSVM reached capacity={cfg['capacity']} core vectors at row {row} of this "
@@ -312,14 +274,6 @@ class StreamSVMClassifier(BudgetClassifier):
         )
 
     # ------------------------------------------------------------------ final ball
-    def _commit(self, cfg, st, cls, d):
-        out = self._final_ball(cfg, st, d)
-        self._cfg = cfg
-        self._st = st
-        self.classes_ = cls
-        self.n_features_in_ = d
-        self._apply_output(out)
-
     def _final_ball(self, cfg, st, d):
         """Compute the final ball (Algorithm 2 lines 12-14 / Sec. 4.3 merge) on copies."""
         mode = self._mode(cfg)
@@ -417,7 +371,7 @@ class StreamSVMClassifier(BudgetClassifier):
     def _get_state(self):
         """Complete fitted state: name -> ndarray or JSON-able scalar/list (see ``_set_state``)."""
         self._check_fitted()
-        state = {"classes_": np.asarray(self.classes_), "n_features_in_": int(self.n_features_in_)}
+        state = {}
         for k, v in self._cfg.items():
             state["cfg_" + k] = v
         for k, v in self._st.items():
@@ -425,16 +379,15 @@ class StreamSVMClassifier(BudgetClassifier):
         return state
 
     def _set_state(self, state):
-        """Restore a state produced by ``_get_state`` exactly (parameters are not touched)."""
+        """Restore a state produced by ``_get_state`` exactly (``classes_`` and
+        ``n_features_in_`` already set; parameters are not touched)."""
         cfg = {k[4:]: v for k, v in state.items() if k.startswith("cfg_")}
+        if not cfg or not any(k.startswith("st_") for k in state):
+            raise ValueError("state is incomplete; pass the dict returned by _get_state().")
         cfg["kpar"] = [float(v) for v in cfg["kpar"]]
         st = {k[3:]: np.array(v, copy=True) for k, v in state.items() if k.startswith("st_")}
         st["ist"] = st["ist"].astype(np.int64)
-        d = int(state["n_features_in_"])
-        out = self._final_ball(cfg, st, d)
         self._cfg = cfg
         self._st = st
-        self.classes_ = np.asarray(state["classes_"])
-        self.n_features_in_ = d
-        self._apply_output(out)
+        self._apply_output(self._final_ball(cfg, st, int(self.n_features_in_)))
         return self
