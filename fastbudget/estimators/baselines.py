@@ -520,6 +520,8 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     projects it onto the others (``'projection'``, an O(B^3) solve) or merges it with the
     same-sign SV that minimises the weight degradation (``'merging'``, RBF only; the
     merged point lies on the segment between the two, found by golden-section search).
+    Plain SGD steps leave every unmerged SV with the same ``|alpha| = 1/(lam t)``; such
+    ties of the smallest ``|alpha|`` go to the oldest SV.
 
     Parameters
     ----------
@@ -557,7 +559,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     True
     """
 
-    _state_names = ("_SV", "_coef", "_Kc", "_istate", "_kpar")
+    _state_names = ("_SV", "_coef", "_Kc", "_sv_t", "_istate", "_kpar")
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
                  lambda_=1e-4, maintenance="merging", random_state=None):
@@ -592,6 +594,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._SV = np.zeros((B + 1, n_features))
         self._coef = np.zeros(B + 1)
         self._Kc = np.zeros((B + 1, B + 1))
+        self._sv_t = np.full(B + 1, -1, dtype=np.int64)
         self._istate = np.zeros(4, dtype=np.int64)   # [n_live, t, n_seen, n_maintenance]
         self._kpar = np.zeros(3)
         self._alloc_work(n_features)
@@ -610,7 +613,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         code, kpar = self._kernel_setup(X)
         if self._Lw.shape[0] != int(self.budget) and self.maintenance == "projection":
             self._Lw = np.zeros((int(self.budget), int(self.budget)))
-        _kbs.bsgd_fit(code, kpar, X, y, sw, self._SV, self._coef, self._Kc, self._istate,
+        _kbs.bsgd_fit(code, kpar, X, y, sw, self._SV, self._coef, self._Kc, self._sv_t, self._istate,
                       float(self.lambda_), int(self.budget), _MAINT[self.maintenance],
                       self._krow, self._Lw, self._v, self._z, 1e-6, 1e-8)
 

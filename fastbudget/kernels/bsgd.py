@@ -7,7 +7,7 @@ with the hinge loss; the step size is ``eta_t = 1/(lam t)``. One SGD step (Algor
     w_{t+1} = (1 - 1/t) w_t + beta_t Phi(x_t),   beta_t = y_t / (lam t)  if y_t f_t(x_t) < 1
 
 (0 otherwise), followed, when the budget B is exceeded, by budget maintenance (Sec. 4):
-removal of the SV with smallest |alpha| (4.1), its projection onto the remaining SVs (4.2),
+removal of the SV with smallest |alpha| (4.1; ties to the oldest), its projection onto the remaining SVs (4.2),
 or merging two SVs into a new point (4.3, RBF kernel).
 
 State (allocated once by the estimator layer, capacity ``B + 1``): ``SV`` (B+1, d),
@@ -33,13 +33,14 @@ _INVPHI = 0.6180339887498949  # (sqrt(5) - 1) / 2
 
 
 @njit(cache=True)
-def _delete_row(SV, alpha, Kc, n_live, m):
+def _delete_row(SV, alpha, Kc, sv_t, n_live, m):
     """Delete live row ``m`` by moving the last live row into it; returns the new n_live."""
     last = n_live - 1
     if m != last:
         for k in range(SV.shape[1]):
             SV[m, k] = SV[last, k]
         alpha[m] = alpha[last]
+        sv_t[m] = sv_t[last]
         for j in range(n_live):
             v = Kc[last, j]
             Kc[m, j] = v
@@ -50,13 +51,18 @@ def _delete_row(SV, alpha, Kc, n_live, m):
 
 
 @njit(cache=True)
-def _argmin_abs(alpha, n_live):
-    m = 0
+def _argmin_abs(alpha, sv_t, n_live):
+    """The SV with the smallest |alpha|; ties (within a relative 1e-9, which plain Pegasos
+    steps produce routinely: every unmerged SV has |alpha| = 1/(lam t)) go to the oldest."""
     best = abs(alpha[0])
     for i in range(1, n_live):
         a = abs(alpha[i])
         if a < best:
             best = a
+    lim = best * (1.0 + 1e-9)
+    m = -1
+    for i in range(n_live):
+        if abs(alpha[i]) <= lim and (m < 0 or sv_t[i] < sv_t[m]):
             m = i
     return m
 
@@ -70,13 +76,20 @@ def merge_h(a, k_mn, tol):
     ``alpha_z = alpha_m k_mn^((1-h)^2) + alpha_n k_mn^(h^2)`` and the weight degradation
     ``||Delta||^2 = alpha_m^2 + alpha_n^2 + 2 alpha_m alpha_n k_mn - alpha_z^2`` is smallest
     where ``s(h) = a k_mn^((1-h)^2) + (1 - a) k_mn^(h^2)``, ``a = alpha_m/(alpha_m+alpha_n)``,
-    is largest. Golden-section search to tolerance ``tol``, as in the paper.
+    is largest. Golden-section search to tolerance ``tol``, as in the paper, but on one half
+    of [0, 1]: for distant points s(h) has two peaks, and since
+    ``s(h) - s(1-h) = (2a - 1)(k^((1-h)^2) - k^(h^2))`` the global one lies in [1/2, 1]
+    when ``a >= 1/2`` (z nearer the heavier SV), in [0, 1/2] otherwise.
     """
     if k_mn <= 1e-300:
         return 1.0 if a >= 0.5 else 0.0
     lk = np.log(k_mn)
-    lo = 0.0
-    hi = 1.0
+    if a >= 0.5:
+        lo = 0.5
+        hi = 1.0
+    else:
+        lo = 0.0
+        hi = 0.5
     h1 = hi - _INVPHI * (hi - lo)
     h2 = lo + _INVPHI * (hi - lo)
     s1 = a * np.exp(lk * (1.0 - h1) * (1.0 - h1)) + (1.0 - a) * np.exp(lk * h1 * h1)
@@ -98,10 +111,10 @@ def merge_h(a, k_mn, tol):
 
 
 @njit(cache=True)
-def _maintain_merge(code, kpar, SV, alpha, Kc, n_live, z, tol):
+def _maintain_merge(code, kpar, SV, alpha, Kc, sv_t, n_live, z, tol):
     """Merging (Sec. 4.3): m = argmin |alpha|; partner n of the same sign minimising the
     weight degradation; replace both by z. Falls back to removal without a partner."""
-    m = _argmin_abs(alpha, n_live)
+    m = _argmin_abs(alpha, sv_t, n_live)
     am = alpha[m]
     best_e = np.inf
     best_n = -1
@@ -127,18 +140,20 @@ def _maintain_merge(code, kpar, SV, alpha, Kc, n_live, z, tol):
             best_h = h
             best_az = az
     if best_n < 0:
-        return _delete_row(SV, alpha, Kc, n_live, m)
+        return _delete_row(SV, alpha, Kc, sv_t, n_live, m)
     d = SV.shape[1]
     for k in range(d):
         z[k] = best_h * SV[m, k] + (1.0 - best_h) * SV[best_n, k]
     # delete the partner first (m moves if it was the last row)
     last = n_live - 1
-    n_live = _delete_row(SV, alpha, Kc, n_live, best_n)
+    stamp = max(sv_t[m], sv_t[best_n])
+    n_live = _delete_row(SV, alpha, Kc, sv_t, n_live, best_n)
     if m == last:
         m = best_n
     for k in range(d):
         SV[m, k] = z[k]
     alpha[m] = best_az
+    sv_t[m] = stamp
     for j in range(n_live):
         v = kernel_value(code, kpar, SV[j], z)
         Kc[m, j] = v
@@ -177,12 +192,12 @@ def _cholesky_solve(A, n, rhs, L, jitter):
 
 
 @njit(cache=True)
-def _project_out(SV, alpha, Kc, n_live, Lw, v, jitter):
+def _project_out(SV, alpha, Kc, sv_t, n_live, Lw, v, jitter):
     """Projection (Sec. 4.2): m = argmin |alpha|; ``alpha_j += alpha_m beta_j`` with
     ``K_{-m} beta = k_{-m, m}`` (the projection of alpha_m Phi(x_m) onto the span of the
     other SVs), solved by a Cholesky factorisation of ``K_{-m} + jitter * mean(diag) I``
     in ``Lw``; O(B^3) per maintenance step. Returns (n_live, status)."""
-    m = _argmin_abs(alpha, n_live)
+    m = _argmin_abs(alpha, sv_t, n_live)
     am = alpha[m]
     # move m to the last row so that K_{-m} is the leading block
     last = n_live - 1
@@ -194,6 +209,9 @@ def _project_out(SV, alpha, Kc, n_live, Lw, v, jitter):
         t = alpha[m]
         alpha[m] = alpha[last]
         alpha[last] = t
+        ti = sv_t[m]
+        sv_t[m] = sv_t[last]
+        sv_t[last] = ti
         for j in range(n_live):   # swap rows m and last
             t = Kc[m, j]
             Kc[m, j] = Kc[last, j]
@@ -217,7 +235,7 @@ def _project_out(SV, alpha, Kc, n_live, Lw, v, jitter):
 
 
 @njit(cache=True)
-def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, istate, lam, budget, maintenance,
+def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, maintenance,
              krow, Lw, v, z, tol, jitter):
     """BSGD on a chunk (Wang, Crammer & Vucetic 2012, Algorithm 1 with Sec. 4 maintenance).
 
@@ -233,6 +251,9 @@ def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, istate, lam, budget, maintenan
         Modified in place.
     Kc : ndarray of shape (budget + 1, budget + 1), float64
         Kernel matrix of the live SVs. Modified in place.
+    sv_t : ndarray of shape (budget + 1,), int64
+        Arrival time t of each SV (a merged SV keeps the newer of the two); breaks ties of
+        the smallest |alpha| in favour of the oldest. Modified in place.
     istate : ndarray of shape (4,), int64
         ``[n_live, t, n_seen, n_maintenance]``. Modified in place.
     lam : float
@@ -279,6 +300,7 @@ def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, istate, lam, budget, maintenan
             for k in range(d):
                 SV[s, k] = x[k]
             alpha[s] = sw[i] * y[i] / (lam * t)
+            sv_t[s] = t
             for j in range(n_live):
                 Kc[s, j] = krow[j]
                 Kc[j, s] = krow[j]
@@ -287,14 +309,14 @@ def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, istate, lam, budget, maintenan
             if n_live > budget:
                 n_maint += 1
                 if maintenance == MAINT_MERGE:
-                    n_live = _maintain_merge(code, kpar, SV, alpha, Kc, n_live, z, tol)
+                    n_live = _maintain_merge(code, kpar, SV, alpha, Kc, sv_t, n_live, z, tol)
                 elif maintenance == MAINT_PROJECT:
-                    n_live, st = _project_out(SV, alpha, Kc, n_live, Lw, v, jitter)
+                    n_live, st = _project_out(SV, alpha, Kc, sv_t, n_live, Lw, v, jitter)
                     if st != 0:
                         status = 1
                 else:
-                    m = _argmin_abs(alpha, n_live)
-                    n_live = _delete_row(SV, alpha, Kc, n_live, m)
+                    m = _argmin_abs(alpha, sv_t, n_live)
+                    n_live = _delete_row(SV, alpha, Kc, sv_t, n_live, m)
         istate[BS_N_SEEN] += 1
     istate[BS_N_LIVE] = n_live
     istate[BS_T] = t

@@ -1,0 +1,356 @@
+"""Baselines (Perceptron, Forgetron, Pegasos, BSGD): references, invariants, interface.
+
+Every learner is compared with a plain-Python version of its paper (tests/reference/
+baselines_reference.py) on short streams; invariants (budget never exceeded, Pegasos norm
+ball, Forgetron's Q_t <= 15/32 M_t, BSGD's cached kernel matrix) are checked along random
+streams; the shared interface (pickle, state round trip, any two labels, errors that leave
+the model unchanged) is checked for all.
+"""
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from fastbudget.estimators.baselines import (
+    BSGDClassifier,
+    ForgetronClassifier,
+    PegasosClassifier,
+    PerceptronClassifier,
+)
+from fastbudget.kernels.bsgd import merge_h
+from fastbudget.kernels.budget import forgetron_phi
+from reference import baselines_reference as ref
+
+
+def _xor(n, rng, noise=0.1, d=2):
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    flip = rng.random(n) < noise
+    y[flip] = -y[flip]
+    return X, y
+
+
+def _linear(n, rng, d=3, noise=0.05):
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ np.arange(1, d + 1) + 0.3 > 0, 1.0, -1.0)
+    flip = rng.random(n) < noise
+    y[flip] = -y[flip]
+    return X, y
+
+
+ALL_BUDGETED = [
+    lambda B: PerceptronClassifier(budget=B, kernel="rbf", gamma=0.7),
+    lambda B: ForgetronClassifier(budget=B, gamma=0.7),
+    lambda B: BSGDClassifier(budget=B, gamma=0.7, lambda_=1e-3, maintenance="merging"),
+    lambda B: BSGDClassifier(budget=B, gamma=0.7, lambda_=1e-3, maintenance="removal"),
+    lambda B: BSGDClassifier(budget=B, gamma=0.7, lambda_=1e-3, maintenance="projection"),
+]
+
+
+# ---------------------------------------------------------------------------- Forgetron
+def test_forgetron_matches_reference_step_by_step(rng):
+    X, y = _xor(160, rng, noise=0.2)
+    B = 8
+    K = ref.kernel("rbf", gamma=0.7)
+    hist = ref.forgetron(X, y, K, B)
+    clf = ForgetronClassifier(budget=B, gamma=0.7)
+    removals = 0
+    for t in range(X.shape[0]):
+        clf.partial_fit(X[t:t + 1], y[t:t + 1], classes=[-1.0, 1.0])
+        h = hist[t]
+        # oldest first: the ring buffer starts at head once full
+        n = clf.n_support_
+        head = int(clf._istate[1])
+        order = [(head + i) % n for i in range(n)] if n == B else list(range(n))
+        got_t = clf._sv_t[order]
+        got_w = clf._coef[order]
+        want_t = np.array([a[0] for a in h["active"]])
+        want_w = np.array([a[1] * a[2] for a in h["active"]])
+        assert np.array_equal(got_t, want_t), f"active set / removal order differs at t={t}"
+        np.testing.assert_allclose(got_w, want_w, rtol=1e-9, atol=1e-12)
+        assert clf.n_mistakes_ == h["M"]
+        np.testing.assert_allclose(clf.Q_, h["Q"], rtol=1e-9, atol=1e-12)
+        removals += h["removed"] is not None
+    assert removals > 20  # the stream exercised shrinking and removal
+    assert any(hh["phi"] < 1.0 for hh in hist)  # and the self-tuned shrinking was active
+
+
+def test_forgetron_phi_is_largest_feasible(rng):
+    for _ in range(500):
+        sigma = rng.uniform(0.01, 2.0)
+        mu = rng.normal(scale=2.0)
+        M = int(rng.integers(1, 200))
+        Q = rng.uniform(0.0, 15.0 / 32.0 * (M - 1) + 1e-12)
+        phi = forgetron_phi(sigma, mu, Q, M)
+
+        def g(p):
+            lam = p * sigma
+            return Q + lam * lam + 2 * lam - 2 * lam * p * mu - 15.0 / 32.0 * M
+
+        assert 0.0 <= phi <= 1.0
+        assert g(phi) <= 1e-9 * max(1.0, M)
+        if phi < 1.0:  # no feasible phi slightly larger (up to the next infeasible stretch)
+            assert g(min(1.0, phi + 1e-6)) > 0.0
+
+
+def test_forgetron_invariant_Q_bounded_by_mistakes(rng):
+    X, y = _xor(3000, rng, noise=0.25)
+    clf = ForgetronClassifier(budget=20, gamma=0.7)
+    for chunk in np.array_split(np.arange(3000), 30):
+        clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
+        assert clf.Q_ <= 15.0 / 32.0 * clf.n_mistakes_ + 1e-9
+        assert clf.n_support_ <= 20
+        assert np.all(np.abs(clf.dual_coef_) <= 1.0 + 1e-12)
+
+
+# ---------------------------------------------------------------------------- Perceptron
+def test_kernel_perceptron_budget_oldest_removal_matches_reference(rng):
+    X, y = _xor(300, rng, noise=0.2)
+    K = ref.kernel("rbf", gamma=0.7)
+    want = ref.kernel_perceptron(X, y, K, budget=10)
+    clf = PerceptronClassifier(budget=10, kernel="rbf", gamma=0.7).fit(X, y)
+    n = clf.n_support_
+    head = int(clf._istate[1])
+    order = [(head + i) % n for i in range(n)]
+    assert clf._sv_t[order].tolist() == [t for t, _ in want]
+    assert clf._coef[order].tolist() == [c for _, c in want]
+
+
+def test_kernel_perceptron_unbounded_and_poly_match_reference(rng):
+    X, y = _xor(250, rng, noise=0.1)
+    K = ref.kernel("poly", gamma=0.5, degree=2, coef0=1.0)
+    want = ref.kernel_perceptron(X, y, K, budget=None)
+    clf = PerceptronClassifier(kernel="poly", gamma=0.5, degree=2, coef0=1.0)
+    for chunk in np.array_split(np.arange(250), 7):  # capacity grows between chunks
+        clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
+    assert clf._sv_t[: clf.n_support_].tolist() == [t for t, _ in want]
+    np.testing.assert_array_equal(clf.dual_coef_, [c for _, c in want])
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_linear_perceptron_matches_reference(rng, fit_intercept):
+    X, y = _linear(500, rng)
+    w, b = ref.linear_perceptron(X, y, fit_intercept)
+    clf = PerceptronClassifier(fit_intercept=fit_intercept).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, w, rtol=1e-12, atol=1e-12)
+    assert clf.intercept_ == pytest.approx(b)
+
+
+# ---------------------------------------------------------------------------- Pegasos
+@pytest.mark.parametrize("k", [1, 5])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_pegasos_matches_reference_across_chunks(rng, k, fit_intercept):
+    X, y = _linear(403, rng)
+    lam = 1e-2
+    w, b, norms = ref.pegasos(X, y, lam, k, fit_intercept, flush=True)
+    clf = PegasosClassifier(lambda_=lam, k=k, fit_intercept=fit_intercept).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, w, rtol=1e-10, atol=1e-12)
+    assert clf.intercept_ == pytest.approx(b, rel=1e-10, abs=1e-12)
+    assert clf.n_steps_ == len(norms)
+    # partial_fit in odd-sized chunks keeps the blocks contiguous: same model before flush
+    w2, b2, _ = ref.pegasos(X, y, lam, k, fit_intercept, flush=False)
+    inc = PegasosClassifier(lambda_=lam, k=k, fit_intercept=fit_intercept)
+    for chunk in np.array_split(np.arange(403), 13):
+        inc.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
+    np.testing.assert_allclose(inc.coef_, w2, rtol=1e-10, atol=1e-12)
+    inc.flush()
+    np.testing.assert_allclose(inc.coef_, clf.coef_, rtol=1e-12, atol=1e-14)
+
+
+def test_pegasos_norm_projection_active_and_respected(rng):
+    X, y = _linear(600, rng, noise=0.3)
+    lam = 0.05
+    _, _, norms = ref.pegasos(X, y, lam, 1)
+    radius = 1 / np.sqrt(lam)
+    assert max(norms) == pytest.approx(radius)  # the projection was active
+    clf = PegasosClassifier(lambda_=lam, k=1)
+    for i in range(200):
+        clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1.0, 1.0])
+        nrm = np.hypot(np.linalg.norm(clf.coef_), clf.intercept_)
+        assert nrm <= radius * (1 + 1e-12)
+
+
+# ---------------------------------------------------------------------------- BSGD
+@pytest.mark.parametrize("maintenance", ["removal", "projection", "merging"])
+def test_bsgd_matches_reference(rng, maintenance):
+    X, y = _xor(150, rng, noise=0.15)
+    lam, B, gamma = 1e-2, 8, 0.7
+    want = ref.bsgd(X, y, ref.kernel("rbf", gamma=gamma), lam, B, maintenance)
+    clf = BSGDClassifier(budget=B, gamma=gamma, lambda_=lam, maintenance=maintenance)
+    clf.fit(X, y)
+    assert clf.n_maintenance_ > 50
+    Xw = np.array([e[0] for e in want])
+    aw = np.array([e[1] for e in want])
+    # compare the functions (SV order differs): on the data and on the SVs
+    K = ref.kernel("rbf", gamma=gamma)
+    T = np.vstack([X[:50], Xw])
+    fw = np.array([sum(a * K(xs, x) for xs, a in zip(Xw, aw)) for x in T])
+    tol = 1e-4 if maintenance == "merging" else 1e-8   # merging: h to the search tolerance
+    np.testing.assert_allclose(clf.decision_function(T), fw, rtol=tol, atol=tol * np.abs(fw).max())
+    assert clf.n_support_ == len(want)
+
+
+def test_merge_h_maximises_merged_weight(rng):
+    for _ in range(200):
+        a = rng.uniform(0.01, 0.99)
+        k = rng.uniform(1e-4, 0.999)
+        h = merge_h(a, k, 1e-8)
+        grid = np.linspace(0, 1, 20001)
+        s = a * k ** ((1 - grid) ** 2) + (1 - a) * k ** (grid ** 2)
+        s_h = a * k ** ((1 - h) ** 2) + (1 - a) * k ** (h ** 2)
+        assert s_h >= s.max() - 1e-9
+
+
+def test_bsgd_cached_kernel_matrix_and_coefficients(rng):
+    X, y = _xor(2000, rng, noise=0.2)
+    for maintenance in ("merging", "projection", "removal"):
+        clf = BSGDClassifier(budget=15, gamma=0.7, lambda_=1e-3, maintenance=maintenance)
+        for chunk in np.array_split(np.arange(2000), 10):
+            clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
+            n = clf.n_support_
+            SV = clf.support_vectors_
+            Kt = np.exp(-0.7 * ((SV[:, None, :] - SV[None, :, :]) ** 2).sum(-1))
+            np.testing.assert_allclose(clf._Kc[:n, :n], Kt, rtol=1e-12, atol=1e-12)
+            assert n <= 15
+
+
+def test_bsgd_without_maintenance_is_kernel_pegasos(rng):
+    """Budget larger than the stream: BSGD is exactly kernel Pegasos (no maintenance)."""
+    X, y = _xor(120, rng)
+    want = ref.bsgd(X, y, ref.kernel("rbf", gamma=0.5), 1e-2, 10**6, "removal")
+    clf = BSGDClassifier(budget=200, gamma=0.5, lambda_=1e-2).fit(X, y)
+    assert clf.n_maintenance_ == 0
+    np.testing.assert_allclose(clf.support_vectors_, [e[0] for e in want])
+    np.testing.assert_allclose(clf.dual_coef_, [e[1] for e in want], rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------- invariants
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), B=st.integers(2, 12), which=st.integers(0, len(ALL_BUDGETED) - 1),
+       chunks=st.integers(1, 6))
+def test_budget_never_exceeded(seed, B, which, chunks):
+    r = np.random.default_rng(seed)
+    X, y = _xor(int(r.integers(5, 200)), r, noise=0.3)
+    clf = ALL_BUDGETED[which](B)
+    for idx in np.array_split(np.arange(X.shape[0]), chunks):
+        if idx.size == 0:
+            continue
+        clf.partial_fit(X[idx], y[idx], classes=[-1.0, 1.0])
+        assert clf.n_support_ <= B
+        assert clf._SV.shape[0] <= B + 1   # state sized once by the budget
+        assert np.all(np.isfinite(clf.dual_coef_))
+
+
+# ---------------------------------------------------------------------------- interface
+ALL = [
+    lambda: PerceptronClassifier(),
+    lambda: PerceptronClassifier(kernel="rbf", gamma=0.7),
+    lambda: PerceptronClassifier(budget=20, kernel="rbf", gamma="auto"),
+    lambda: ForgetronClassifier(budget=20, gamma=0.7),
+    lambda: PegasosClassifier(lambda_=1e-3, k=4),
+    lambda: BSGDClassifier(budget=20, gamma=0.7, lambda_=1e-3),
+    lambda: BSGDClassifier(budget=20, kernel="poly", degree=2, lambda_=1e-3, maintenance="projection"),
+]
+
+
+@pytest.mark.parametrize("make", ALL)
+def test_state_round_trip_and_pickle_continue_bit_identically(rng, make):
+    X, y = _xor(600, rng, noise=0.2)
+    labels = np.where(y > 0, "yes", "no")
+    a = make().partial_fit(X[:301], labels[:301])
+    b = pickle.loads(pickle.dumps(a))
+    c = make()
+    c.partial_fit(X[:3], labels[:3], classes=["no", "yes"])
+    c._reset_fitted()
+    c.classes_, c.n_features_in_ = a.classes_.copy(), a.n_features_in_
+    c._set_state(a._get_state())
+    for m in (a, b, c):
+        m.partial_fit(X[301:], labels[301:])
+    fa = a.decision_function(X)
+    assert np.array_equal(fa, b.decision_function(X))
+    assert np.array_equal(fa, c.decision_function(X))
+    assert set(a.predict(X)) <= {"no", "yes"}
+
+
+@pytest.mark.parametrize("make", ALL)
+def test_same_parameters_same_model_and_input_not_mutated(rng, make):
+    X, y = _xor(300, rng)
+    X0, y0 = X.copy(), y.copy()
+    f1 = make().fit(X, y).decision_function(X)
+    f2 = make().fit(X, y).decision_function(X)
+    assert np.array_equal(f1, f2)
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)
+
+
+@pytest.mark.parametrize("make", ALL)
+def test_learn_one_equals_partial_fit(rng, make):
+    X, y = _xor(60, rng)
+    a = make()
+    for i in range(60):
+        a.learn_one(X[i], y[i], classes=[-1.0, 1.0])
+    b = make().partial_fit(X, y)
+    if isinstance(b, PegasosClassifier):
+        assert np.array_equal(a.coef_, b.coef_)
+    else:
+        assert np.array_equal(a.decision_function(X), b.decision_function(X))
+    assert a.predict_one(X[0]) == a.predict(X[:1])[0]
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(maintenance="merging", kernel="poly"), "needs kernel='rbf'"),
+    (dict(maintenance="merge"), "maintenance must be"),
+    (dict(lambda_=0.0), "lambda_ must be"),
+    (dict(budget=1), "budget"),
+    (dict(kernel="sigmoid"), "kernel"),
+    (dict(gamma=-1.0), "gamma"),
+])
+def test_bad_parameters_raise_clear_errors(rng, bad, match):
+    X, y = _xor(50, rng)
+    with pytest.raises(ValueError, match=match):
+        BSGDClassifier(**bad).fit(X, y)
+
+
+def test_failed_calls_leave_model_unchanged(rng):
+    X, y = _xor(200, rng)
+    for clf in (ForgetronClassifier(budget=10, gamma=0.7), BSGDClassifier(budget=10, gamma=0.7)):
+        clf.partial_fit(X[:100], y[:100])
+        before = clf._get_state()
+        Xbad = X[100:].copy()
+        Xbad[50, 1] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            clf.partial_fit(Xbad, y[100:])
+        if isinstance(clf, ForgetronClassifier):
+            with pytest.raises(ValueError, match="sample weights"):
+                clf.partial_fit(X[100:], y[100:], sample_weight=np.full(100, 2.0))
+        clf.budget = 11
+        with pytest.raises(ValueError, match="call fit"):
+            clf.partial_fit(X[100:], y[100:])
+        clf.budget = 10
+        after = clf._get_state()
+        for k in before:
+            assert np.array_equal(before[k], after[k]), k
+
+
+def test_learners_learn(rng):
+    """Sanity of accuracy on problems each should solve (not a paper target)."""
+    X, y = _xor(4000, rng, noise=0.05)
+    Xt, yt = _xor(2000, rng, noise=0.0)
+    assert BSGDClassifier(budget=50, gamma=0.7, lambda_=1e-4).fit(X, y).score(Xt, yt) > 0.9
+    assert ForgetronClassifier(budget=50, gamma=0.7).fit(X, y).score(Xt, yt) > 0.8
+    assert PerceptronClassifier(budget=50, kernel="rbf", gamma=0.7).fit(X, y).score(Xt, yt) > 0.75
+    X, y = _linear(4000, rng)
+    Xt, yt = _linear(2000, rng, noise=0.0)
+    assert PegasosClassifier(lambda_=1e-3, k=20).fit(X, y).score(Xt, yt) > 0.9
+    assert PerceptronClassifier().fit(X, y).score(Xt, yt) > 0.85
+
+
+def test_gamma_scale_and_auto_fixed_at_first_chunk(rng):
+    X, y = _xor(300, rng)
+    X = X * 3.0
+    clf = ForgetronClassifier(budget=10, gamma="scale").partial_fit(X[:100], y[:100])
+    assert clf._kpar[0] == pytest.approx(1.0 / (2 * X[:100].var()))   # as sklearn's SVC
+    clf.partial_fit(X[100:], y[100:])
+    assert clf._kpar[0] == pytest.approx(1.0 / (2 * X[:100].var()))
+    assert BSGDClassifier(gamma="auto").fit(X, y)._kpar[0] == 0.5
+    assert BSGDClassifier().fit(X, y)._kpar[0] == 0.5
