@@ -367,7 +367,7 @@ class BudgetClassifier:
             unseen = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
         if unseen.any():
             raise ValueError(
-                f"y contains label {y[unseen][0]!r} (row {int(np.argmax(unseen))}) not among the "
+                f"y contains label {y[unseen][0].tolist()!r} (row {int(np.argmax(unseen))}) not among the "
                 f"classes {cls.tolist()}; pass all labels with classes= on the first partial_fit."
             )
         return X, self._encode_y(y, cls), cls

@@ -1,0 +1,384 @@
+"""Bad input, bad parameters, transactional updates and determinism, for every estimator.
+
+Every failing call must raise the documented exception with a message that says what is wrong,
+and leave the model bit-identical to what it was before the call.
+"""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from _dummy import DummyBudgetPerceptron
+from _estimators import ESTIMATORS, IDS, KNOWN_FAILURES, is_binary
+from _helpers import assert_same_state, model_state, stream
+from fastbudget.base import NotFittedError
+from fastbudget.multiclass import OneVsRestClassifier
+
+
+def _params(ids_factories):
+    """pytest params; known learner failures (reported to their owners) are strict xfails."""
+    out = []
+    for id_, factory in ids_factories:
+        out.append(pytest.param(id_, factory, id=id_))
+    return out
+
+
+def _xfail_known(request, id_, check):
+    reason = KNOWN_FAILURES.get((id_, check))
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+
+
+def _data(est, seed=0, n=200):
+    return stream(seed, n=n, n_classes=2 if is_binary(est) else 4)
+
+
+def _fitted(factory, seed=0):
+    est = factory()
+    X, y = _data(est, seed)
+    est.fit(X, y)
+    return est, X, y
+
+
+# ---------------------------------------------------------------------- bad input
+BAD_X = {
+    "nan": (lambda X: _set(X, 7, 1, np.nan), r"NaN or infinity.*row 7"),
+    "inf": (lambda X: _set(X, 3, 0, np.inf), r"NaN or infinity.*row 3"),
+    "one_d": (lambda X: X[:, 0], r"Expected a 2-D array.*Reshape"),
+    "empty_rows": (lambda X: X[:0], r"0 sample\(s\)"),
+    "no_features": (lambda X: X[:, :0], r"0 feature\(s\)"),
+    "non_numeric": (lambda X: np.where(X > 0, "a", "b"), r"must be numeric"),
+    "complex": (lambda X: X + 1j, r"Complex data not supported"),
+    "three_d": (lambda X: X[:, :, None], r"2-D array for X, got 3 dimensions"),
+}
+
+
+def _set(X, i, j, v):
+    X = X.copy()
+    X[i, j] = v
+    return X
+
+
+@pytest.mark.parametrize("case", sorted(BAD_X))
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_bad_X_in_fit_and_partial_fit(id_, factory, case):
+    make_bad, msg = BAD_X[case]
+    est = factory()
+    X, y = _data(est)
+    Xb = make_bad(X)
+    yb = y[: Xb.shape[0]] if Xb.ndim >= 1 else y
+    with pytest.raises(ValueError, match=msg):
+        est.fit(Xb, yb)
+    assert not est.__sklearn_is_fitted__()
+    est.fit(X, y)
+    before = model_state(est)
+    with pytest.raises(ValueError, match=msg):
+        est.partial_fit(Xb, yb)
+    assert_same_state(model_state(est), before)
+    with pytest.raises(ValueError, match=msg):
+        est.fit(Xb, yb)  # a failed fit keeps the previous model
+    assert_same_state(model_state(est), before)
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_wrong_number_of_features(id_, factory):
+    est, X, y = _fitted(factory)
+    before = model_state(est)
+    Xw = np.c_[X, X[:, :1]]
+    with pytest.raises(ValueError, match=r"X has 4 features, but \w+ is expecting 3 features"):
+        est.partial_fit(Xw, y)
+    for method in ("predict", "decision_function"):
+        with pytest.raises(ValueError, match=r"X has 4 features, but \w+ is expecting 3"):
+            getattr(est, method)(Xw)
+    assert_same_state(model_state(est), before)
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_predict_before_fit(id_, factory):
+    est = factory()
+    X, _ = _data(est)
+    for method in ("predict", "decision_function", "score"):
+        args = (X, np.zeros(len(X))) if method == "score" else (X,)
+        with pytest.raises(NotFittedError, match="not fitted yet. Call 'fit' or 'partial_fit'"):
+            getattr(est, method)(*args)
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_one_class_on_first_fit(id_, factory):
+    est = factory()
+    X, _ = _data(est)
+    with pytest.raises(ValueError, match=r"Only one class \(\[1\]\).*classes=\[neg, pos\]"):
+        est.fit(X, np.ones(len(X), dtype=int))
+    with pytest.raises(ValueError, match=r"Only one class"):
+        est.partial_fit(X, np.ones(len(X), dtype=int))
+    assert not est.__sklearn_is_fitted__()
+    # with classes= a one-class first chunk is fine
+    est.partial_fit(X, np.ones(len(X), dtype=int), classes=np.unique(_data(est)[1]))
+    assert est.__sklearn_is_fitted__()
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_third_class_and_unseen_label(request, id_, factory):
+    est = factory()
+    X, y = _data(est)
+    if is_binary(est):
+        with pytest.raises(ValueError, match=r"Only binary classification is supported.*OneVsRest"):
+            est.fit(X, np.arange(len(X)) % 3)
+    est.fit(X, y)
+    before = model_state(est)
+    y_bad = y.copy()
+    y_bad[11] = 77
+    with pytest.raises(ValueError, match=r"label 77 \(row 11\) not among the classes"):
+        est.partial_fit(X, y_bad)
+    assert_same_state(model_state(est), before)
+    with pytest.raises(ValueError, match="differs from the classes of the first call"):
+        est.partial_fit(X, y, classes=[0, 1, 5, 6, 7])
+    assert_same_state(model_state(est), before)
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_bad_labels(id_, factory):
+    est = factory()
+    X, y = _data(est)
+    yf = y.astype(float)
+    yf[4] = np.nan
+    with pytest.raises(ValueError, match=r"Input y contains NaN or infinity \(first at row 4\)"):
+        est.fit(X, yf)
+    with pytest.raises(ValueError, match=r"Unknown label type: continuous"):
+        est.fit(X, y + 0.5)
+    with pytest.raises(ValueError, match=r"X has 200 rows but y has 199 labels"):
+        est.fit(X, y[:-1])
+    with pytest.raises(ValueError, match=r"requires y to be passed"):
+        est.fit(X, None)
+    with pytest.raises(ValueError, match=r"sample_weight must be finite and non-negative"):
+        est.fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError, match=r"at least one non-zero"):
+        est.fit(X, y, sample_weight=np.zeros(len(y)))
+    assert not est.__sklearn_is_fitted__()
+
+
+# ---------------------------------------------------------------------- bad parameters
+BAD_PARAMS = [
+    ("budget", 1, r"budget must be >= 2"),
+    ("budget", 0, r"budget must be >= 2"),
+    ("budget", 2.5, r"budget must be a whole number"),
+    ("C", 0.0, r"C must be > 0"),
+    ("C", -1.0, r"C must be > 0"),
+    ("C", np.inf, r"C must be finite"),
+    ("gamma", 0.0, r"gamma must be > 0"),
+    ("gamma", -2.0, r"gamma must be > 0"),
+    ("gamma", "wide", r"gamma must be a real number"),
+    ("kernel", "sigmoid", r"Unknown kernel 'sigmoid'"),
+]
+
+
+def _param_cases():
+    out = []
+    for id_, factory in ESTIMATORS:
+        names = factory()._get_param_names()
+        for name, value, msg in BAD_PARAMS:
+            if name in names:
+                marks = ()
+                reason = KNOWN_FAILURES.get((id_, f"param:{name}={value!r}"))
+                if reason:
+                    marks = (pytest.mark.xfail(reason=reason, strict=True),)
+                out.append(pytest.param(id_, factory, name, value, msg, marks=marks,
+                                        id=f"{id_}-{name}={value!r}"))
+    return out
+
+
+@pytest.mark.parametrize("id_,factory,name,value,msg", _param_cases())
+def test_bad_parameter_rejected_at_fit(id_, factory, name, value, msg):
+    est = factory()
+    X, y = _data(est)
+    est.set_params(**{name: value})  # __init__/set_params store only (scikit-learn rule)
+    with pytest.raises(ValueError, match=msg):
+        est.fit(X, y)
+    assert not est.__sklearn_is_fitted__()
+    est2 = factory().set_params(**{name: value})
+    with pytest.raises(ValueError, match=msg):
+        est2.partial_fit(X, y)
+    assert not est2.__sklearn_is_fitted__()
+
+
+def test_ovr_budget_errors():
+    X, y = stream(0, n_classes=4)
+    with pytest.raises(ValueError, match=r"total_budget=6 is too small for 4.*total_budget >= 8"):
+        OneVsRestClassifier(DummyBudgetPerceptron(), total_budget=6).fit(X, y)
+    with pytest.raises(ValueError, match="estimator must be a fastbudget binary learner"):
+        OneVsRestClassifier(None).fit(X, y)
+    with pytest.raises(ValueError, match=r"total_budget must be >= 2"):
+        OneVsRestClassifier(DummyBudgetPerceptron(), total_budget=1).fit(X, y)
+
+
+# ---------------------------------------------------------------------- transactions
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_chunk_with_one_bad_row_is_not_half_applied(id_, factory):
+    est, X, y = _fitted(factory)
+    X2, y2 = _data(est, seed=9)
+    before = model_state(est)
+    X2[57, 2] = np.nan
+    with pytest.raises(ValueError, match=r"row 57, column 2"):
+        est.partial_fit(X2, y2)
+    assert_same_state(model_state(est), before)
+    # the same chunk without the bad row is learned as usual afterwards
+    ok = np.arange(len(X2)) != 57
+    est.partial_fit(X2[ok], y2[ok])
+    ref = factory().fit(X, y).partial_fit(X2[ok], y2[ok])
+    assert_same_state(model_state(est), model_state(ref))
+
+
+def test_numerical_failure_mid_chunk_rolls_back():
+    X, y = stream(1)
+    est = DummyBudgetPerceptron(budget=10).fit(X[:100], y[:100])
+    before = model_state(est)
+    est.set_params(fail_after=150)  # fails at row 49 of the next chunk, state half-updated
+    with pytest.raises(FloatingPointError, match="simulated"):
+        est.partial_fit(X[100:], y[100:])
+    assert_same_state(model_state(est), before)
+    est.set_params(fail_after=None)
+    est.partial_fit(X[100:], y[100:])
+    ref = DummyBudgetPerceptron(budget=10).fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+    assert_same_state(model_state(est), model_state(ref))
+
+
+def test_numerical_failure_in_fit_keeps_previous_model_and_first_call_leaves_unfitted():
+    X, y = stream(2)
+    est = DummyBudgetPerceptron().fit(X, y)
+    before = model_state(est)
+    est.set_params(fail_after=20)
+    with pytest.raises(FloatingPointError):
+        est.fit(X, y)
+    assert_same_state(model_state(est), before)
+    fresh = DummyBudgetPerceptron(fail_after=5)
+    with pytest.raises(FloatingPointError):
+        fresh.partial_fit(X, y)
+    assert not fresh.__sklearn_is_fitted__()
+    assert set(vars(fresh)) == set(fresh._get_param_names())
+
+
+def test_ovr_failure_in_a_later_learner_rolls_back_all_learners():
+    X, y = stream(3, n_classes=4)
+    est = OneVsRestClassifier(DummyBudgetPerceptron(budget=10), total_budget=40).fit(X, y)
+    before = model_state(est)
+    # learner 2 fails on this chunk after learners 0 and 1 have learned it
+    est.estimators_[2].set_params(fail_after=est.estimators_[2]._n_seen + 30)
+    with pytest.raises(FloatingPointError):
+        est.partial_fit(X, y)
+    assert_same_state(model_state(est), before)
+
+
+def test_keyboard_interrupt_rolls_back(monkeypatch):
+    X, y = stream(4)
+    est = DummyBudgetPerceptron().fit(X, y)
+    before = model_state(est)
+    orig = DummyBudgetPerceptron._partial_fit_encoded
+
+    def interrupted(self, X, y_pm, w):
+        orig(self, X[:20], y_pm[:20], w[:20])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DummyBudgetPerceptron, "_partial_fit_encoded", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        est.partial_fit(X, 1 - y)
+    assert_same_state(model_state(est), before)
+
+
+# ---------------------------------------------------------------------- determinism, fit resets
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_determinism_and_fit_resets(id_, factory):
+    X, y = _data(factory(), seed=5)
+    a = factory().fit(X, y)
+    b = factory()
+    for lo in range(0, len(X), 50):
+        b.partial_fit(X[lo:lo + 50], y[lo:lo + 50], classes=np.unique(y))
+    c = factory()
+    for lo in range(0, len(X), 50):
+        c.partial_fit(X[lo:lo + 50], y[lo:lo + 50], classes=np.unique(y))
+    assert_same_state(model_state(b), model_state(c))  # same chunks, same seed: identical
+    X2, y2 = _data(factory(), seed=6)
+    a.fit(X2, y2)  # fit forgets the previous model
+    assert_same_state(model_state(a), model_state(factory().fit(X2, y2)))
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_input_not_mutated(id_, factory):
+    est = factory()
+    X, y = _data(est)
+    Xc, yc = X.copy(), y.copy()
+    est.fit(X, y)
+    est.partial_fit(X, y)
+    est.predict(X)
+    np.testing.assert_array_equal(X, Xc)
+    np.testing.assert_array_equal(y, yc)
+
+
+def test_transaction_cost_is_one_state_copy():
+    """The snapshot copies the budget-sized state once per call (documented cost)."""
+    est = DummyBudgetPerceptron(budget=500)
+    X, y = stream(7, n=50, d=20)
+    est.fit(X, y)
+    snap = est._snapshot()
+    nbytes = sum(v.nbytes for v in snap[1].values() if isinstance(v, np.ndarray))
+    assert nbytes == est._SV.nbytes + est._alpha.nbytes
+
+
+# ---------------------------------------------------------------------- fuzz
+_DTYPES = st.sampled_from([np.float64, np.float32, np.int64, np.int8, np.bool_, np.complex128,
+                           np.dtype("U3"), np.dtype("O")])
+
+
+@st.composite
+def _malformed(draw, d):
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim)))
+    if ndim == 2 and draw(st.booleans()):
+        shape = (shape[0], d)  # right width, maybe bad values
+    dtype = np.dtype(draw(_DTYPES))
+    if dtype.kind in "fc":
+        X = draw(hnp.arrays(dtype, shape, elements=st.floats(allow_nan=True, allow_infinity=True,
+                                                             width=32 if dtype == np.float32 else 64)
+                            if dtype.kind == "f" else st.complex_numbers(allow_nan=True)))
+    elif dtype.kind == "O":
+        X = np.empty(shape, dtype=object)
+        vals = draw(st.lists(st.one_of(st.floats(), st.text(max_size=2), st.none(), st.integers()),
+                             min_size=X.size, max_size=X.size))
+        for i, v in enumerate(vals):
+            X.flat[i] = v
+    else:
+        X = draw(hnp.arrays(dtype, shape))
+    n = shape[0] if shape else 1
+    y = draw(st.one_of(
+        hnp.arrays(np.int64, (draw(st.integers(0, 7)),), elements=st.integers(-1, 3)),
+        hnp.arrays(np.float64, (n,)),
+        st.just(np.zeros(n, dtype=int)),
+        st.just(np.arange(n) % 2),
+    ))
+    return X, y
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_fuzz_partial_fit_malformed_arrays(id_, factory):
+    est, X0, y0 = _fitted(factory)
+    d = X0.shape[1]
+    classes = est.classes_
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_malformed(d))
+    def run(case):
+        X, y = case
+        if np.asarray(y).dtype.kind == "i" and len(classes) > 2:
+            y = np.asarray(y) % len(classes)
+        before = model_state(est)
+        try:
+            est.partial_fit(X, y)
+        except ValueError:  # documented: ValueError (NonNumericError is also a TypeError)
+            assert_same_state(model_state(est), before)
+            return
+        # accepted: it really was a valid chunk
+        Xa = np.asarray(X)
+        assert Xa.ndim == 2 and Xa.shape[1] == d and Xa.shape[0] >= 1
+
+    run()
+    est.predict(X0)  # still usable
