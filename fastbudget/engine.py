@@ -32,6 +32,19 @@ _MESSAGES = {
 }
 
 
+def resolve_gamma(gamma, X):
+    """The kernel coefficient for data ``X``: a number is kept; ``'scale'`` (scikit-learn's
+    default) is ``1 / (n_features * X.var())`` (1.0 when X has no variance); ``'auto'`` or
+    None is ``1 / n_features``."""
+    d = X.shape[1]
+    if gamma is None or (isinstance(gamma, str) and gamma == "auto"):
+        return 1.0 / d
+    if isinstance(gamma, str) and gamma == "scale":
+        var = float(X.var())
+        return 1.0 / (d * var) if var > 0 else 1.0
+    return float(gamma)
+
+
 def kernel_params(kernel, gamma, degree, coef0):
     """Map scikit-learn style kernel parameters to (code, kpar)."""
     if kernel not in KERNEL_CODES:
@@ -67,14 +80,23 @@ class IncrementalEngine:
                                  tol_drift=tol_drift, check_every=check_every)
 
     # ------------------------------------------------------------ transactions
+    _LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
+
     def snapshot(self):
-        """Copies of every state array (cheap: sized by the capacity)."""
-        return tuple(a.copy() for a in self.st)
+        """What an operation may change, copied: the per-slot vectors, the scalars and the
+        live block of R. ``X`` and ``K`` are not copied: operations only write the rows of
+        the slot they fill, which is free again after a restore. Cost O(capacity + |S|^2)."""
+        st = self.st
+        m = int(st.ist[ad.I_NS]) + 1
+        return {name: getattr(st, name).copy() for name in self._LIGHT}, st.R[:m, :m].copy()
 
     def restore(self, snap):
         """Restore a snapshot taken by :meth:`snapshot` (in place)."""
-        for dst, src in zip(self.st, snap):
-            np.copyto(dst, src)
+        vecs, Rlive = snap
+        for name, arr in vecs.items():
+            np.copyto(getattr(self.st, name), arr)
+        m = Rlive.shape[0]
+        self.st.R[:m, :m] = Rlive
 
     def _run(self, fn, *args):
         snap = self.snapshot()
@@ -92,6 +114,37 @@ class IncrementalEngine:
             "update retried once. The model is unchanged. Near-duplicate examples with a "
             "very wide kernel are the usual cause: lower gamma or C, or drop duplicates."
         )
+
+    def add_batch(self, X, y, weight):
+        """Learn the rows of X in order inside one compiled call; returns their slots.
+
+        Transactional: on a numerical failure the batch is undone, R rebuilt and the batch
+        retried once; a second failure raises NumericalError with the engine unchanged."""
+        n = X.shape[0]
+        if n > self.capacity - self.n_live:
+            raise CapacityError(
+                f"Learning {n} more examples needs {n} free slots but only "
+                f"{self.capacity - self.n_live} of {self.capacity} are free. Create the model "
+                "with a larger capacity, unlearn examples first, or use a budgeted learner "
+                "(TVMClassifier)."
+            )
+        slots = np.empty(n, dtype=np.int64)
+        snap = self.snapshot()
+        for attempt in range(2):
+            status, done = ad.add_batch(self.st, X, y, weight, slots)
+            if status == ad.OK:
+                return slots
+            self.restore(snap)
+            if attempt == 0:
+                ad.rebuild(self.st)
+        raise NumericalError(
+            f"Exact SVM update failed at row {done}: {_MESSAGES.get(status, status)}; R was "
+            "rebuilt and the chunk retried once. Nothing of the chunk was learned."
+        )
+
+    @property
+    def n_live(self):
+        return int(np.count_nonzero(self.st.status != ad.FREE))
 
     # ------------------------------------------------------------ operations
     def free_slot(self):

@@ -733,3 +733,24 @@ def rebuild(st):
     st.ist[I_NREBUILD] += 1
     refresh(st)
     return OK
+
+
+@njit(cache=True)
+def add_batch(st, X, yv, w, slots):
+    """Learn the rows of ``X`` one at a time (labels ``yv`` in {-1, +1}, weights ``w``).
+
+    ``slots[i]`` receives the slot of row i. The caller guarantees enough free slots.
+    Returns (status, i): ``i`` is the number of rows learned (the failing row on error).
+    State modified in place.
+    """
+    n = X.shape[0]
+    cap = st.status.shape[0]
+    c = 0
+    for i in range(n):
+        while c < cap and st.status[c] != FREE:
+            c += 1
+        s = add(st, c, X[i], yv[i], w[i])
+        slots[i] = c
+        if s != OK:
+            return s, i
+    return OK, n
