@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from fastbudget.estimators.baselines import (
     BSGDClassifier,
+    RandomBudgetClassifier,
     ForgetronClassifier,
     PegasosClassifier,
     PerceptronClassifier,
@@ -45,6 +46,7 @@ ALL_BUDGETED = [
     lambda B: BSGDClassifier(budget=B, gamma=0.7, lambda_=1e-3, maintenance="merging"),
     lambda B: BSGDClassifier(budget=B, gamma=0.7, lambda_=1e-3, maintenance="removal"),
     lambda B: BSGDClassifier(budget=B, gamma=0.7, lambda_=1e-3, maintenance="projection"),
+    lambda B: RandomBudgetClassifier(budget=B, gamma=0.7, C=10.0, random_state=1),
 ]
 
 
@@ -238,7 +240,10 @@ def test_budget_never_exceeded(seed, B, which, chunks):
             continue
         clf.partial_fit(X[idx], y[idx], classes=[-1.0, 1.0])
         assert clf.n_support_ <= B
-        assert clf._SV.shape[0] <= B + 1   # state sized once by the budget
+        if not isinstance(clf, RandomBudgetClassifier):
+            assert clf._SV.shape[0] <= B + 1   # state sized once by the budget
+        else:
+            assert clf._RX.shape[0] == B and clf._engine.capacity == B
         assert np.all(np.isfinite(clf.dual_coef_))
 
 
@@ -251,6 +256,7 @@ ALL = [
     lambda: PegasosClassifier(lambda_=1e-3, k=4),
     lambda: BSGDClassifier(budget=20, gamma=0.7, lambda_=1e-3),
     lambda: BSGDClassifier(budget=20, kernel="poly", degree=2, lambda_=1e-3, maintenance="projection"),
+    lambda: RandomBudgetClassifier(budget=20, gamma=0.7, C=10.0, random_state=3),
 ]
 
 
@@ -354,3 +360,55 @@ def test_gamma_scale_and_auto_fixed_at_first_chunk(rng):
     assert clf._kpar[0] == pytest.approx(1.0 / (2 * X[:100].var()))
     assert BSGDClassifier(gamma="auto").fit(X, y)._kpar[0] == 0.5
     assert BSGDClassifier().fit(X, y)._kpar[0] == 0.5
+
+
+# ---------------------------------------------------------------------------- Random
+def test_random_is_exact_svm_on_the_reservoir(rng):
+    from sklearn.svm import SVC
+
+    X, y = _xor(3000, rng, noise=0.1)
+    clf = RandomBudgetClassifier(budget=60, gamma=0.7, C=10.0, random_state=7)
+    for chunk in np.array_split(np.arange(3000), 9):
+        clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
+        Xs, ys = clf.sample_
+        assert Xs.shape[0] == 60
+        svc = SVC(C=10.0, gamma=0.7, tol=1e-12).fit(Xs, ys)
+        f_ref = svc.decision_function(X[:500])
+        np.testing.assert_allclose(clf.decision_function(X[:500]), f_ref,
+                                   atol=1e-5 * np.abs(f_ref).max())
+    # every sampled example comes from the stream
+    assert all(np.any(np.all(X == xs, axis=1)) for xs in clf.sample_[0])
+
+
+def test_random_reservoir_is_uniform():
+    N, B, runs = 40, 8, 3000
+    counts = np.zeros(N)
+    X = np.arange(N, dtype=float).reshape(-1, 1)
+    y = np.where(np.arange(N) % 2 == 0, 1.0, -1.0)
+    for seed in range(runs):
+        clf = RandomBudgetClassifier(budget=B, kernel="linear", random_state=seed)
+        for chunk in np.array_split(np.arange(N), 3):
+            clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
+        counts[clf._RX[:, 0].astype(int)] += 1
+    p = counts / runs
+    sd = np.sqrt(B / N * (1 - B / N) / runs)
+    assert np.all(np.abs(p - B / N) < 5 * sd)
+    # chi-square on the inclusion counts (df = N - 1; 99.9% quantile about 73.4)
+    chi2 = np.sum((counts - runs * B / N) ** 2 / (runs * B / N * (1 - B / N)))
+    assert chi2 < 73.4
+
+
+def test_random_refits_lazily(rng):
+    X, y = _xor(400, rng)
+    clf = RandomBudgetClassifier(budget=30, gamma=0.7, random_state=0).fit(X, y)
+    f1 = clf.decision_function(X)
+    assert not clf._dirty.any()
+    before = clf._engine.snapshot()[0]
+    f2 = clf.decision_function(X)           # nothing changed: no engine work
+    after = clf._engine.snapshot()[0]
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert np.array_equal(f1, f2)
+    clf.partial_fit(X[:200], y[:200])       # 200 more examples: some slots replaced
+    assert clf._dirty.any()
+    clf.predict(X[:1])
+    assert not clf._dirty.any()

@@ -14,12 +14,14 @@ import numbers
 
 import numpy as np
 
-from ..base import BudgetClassifier, check_array
+from ..base import BudgetClassifier
+from ..engine import IncrementalEngine
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
 from ..kernels.kernel import KERNEL_CODES, RBF, decision_values
 
 __all__ = [
+    "RandomBudgetClassifier",
     "PerceptronClassifier",
     "ForgetronClassifier",
     "PegasosClassifier",
@@ -621,3 +623,187 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def n_maintenance_(self):
         self._check_fitted()
         return int(self._istate[3])
+
+
+# ====================================================================== Random
+_ENGINE_FIELDS = ("X", "y", "wt", "cb", "alpha", "g", "status", "S_idx", "spos", "R", "K",
+                  "kpar", "fs", "ist", "tol")
+
+
+class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
+    """Exact SVM on a uniform random sample of B examples of the stream (paper 000's Random).
+
+    A reservoir (Vitter's Algorithm R, 1985) keeps a uniform sample of ``budget`` examples
+    of everything seen; the model is the exact soft-margin SVM on that sample
+    (``min 1/2 ||w||^2 + C sum_i xi_i``), kept by the exact incremental / decremental
+    engine (:class:`fastbudget.engine.IncrementalEngine`, Cauwenberghs & Poggio 2000).
+    Refitting is lazy: learning only updates the reservoir (one compiled call per chunk);
+    the first prediction after the sample changed unlearns the replaced examples and
+    learns their replacements exactly. Paper 000 (Sec. 5.2) trains IDSVM on a random
+    sample of size B = 100 with C = 100 (C = 1 on Adult).
+
+    Parameters
+    ----------
+    budget : int, default=100
+        Sample size B.
+    kernel : {'rbf', 'poly', 'linear'}, default='rbf'
+    gamma : float, 'scale', 'auto' or None, default=None
+        None / 'auto': ``1 / n_features``; 'scale': ``1 / (n_features X.var())`` of the
+        first chunk.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    C : float, default=100.0
+    random_state : None, int or numpy.random.Generator seed material, default=None
+        Seeds the reservoir; its generator state is part of the model (same seed and same
+        stream give the same model; a restored model continues identically).
+
+    Attributes
+    ----------
+    classes_, n_features_in_
+    support_vectors_, dual_coef_ (``alpha_i y_i``), intercept_, n_support_
+    sample_ : tuple (X, y) of the current reservoir (copies; y in {-1, +1})
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastbudget.estimators.baselines import RandomBudgetClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> clf = RandomBudgetClassifier(budget=100, gamma=1.0, C=10.0, random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.85
+    True
+    """
+
+    _unit_weights_only = True
+
+    def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=100.0,
+                 random_state=None):
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.C = C
+        self.random_state = random_state
+
+    @property
+    def _state_names(self):
+        return ("_RX", "_Ry", "_dirty", "_eslot", "_istate", "_kpar", "_rng_state",
+                *("_eng_" + f for f in _ENGINE_FIELDS))
+
+    def _validate_params(self):
+        self._validate_kernel()
+        self._validate_budget()
+        self._check_param("C", self.C, low=0.0)
+
+    def _structure(self):
+        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0, self.C)
+
+    def _init_state(self, n_features):
+        B = int(self.budget)
+        self._RX = np.zeros((B, n_features))
+        self._Ry = np.zeros(B)
+        self._dirty = np.zeros(B, dtype=np.int8)
+        self._eslot = np.full(B, -1, dtype=np.int64)
+        self._istate = np.zeros(2, dtype=np.int64)   # [n_in_reservoir, n_seen]
+        self._kpar = np.zeros(3)
+        self._rng = np.random.default_rng(self.random_state)
+        self._engine = IncrementalEngine(B, n_features, C=float(self.C), kernel=self.kernel,
+                                         gamma=1.0, degree=self.degree, coef0=self.coef0)
+
+    # engine arrays and the generator state appear in the state dict under these names
+    def __getattr__(self, name):
+        if name.startswith("_eng_") and "_engine" in self.__dict__:
+            return getattr(self.__dict__["_engine"].st, name[5:]).copy()
+        if name == "_rng_state" and "_rng" in self.__dict__:
+            return self.__dict__["_rng"].bit_generator.state
+        raise AttributeError(name)
+
+    def _set_state(self, state):
+        eng = {k: state[k] for k in state if k.startswith("_eng_")}
+        rng_state = state["_rng_state"]
+        rest = {k: v for k, v in state.items() if not k.startswith("_eng_") and k != "_rng_state"}
+        missing = [k for k in self._state_names if k not in state]
+        if missing:
+            raise ValueError(f"state is missing {missing}; pass the dict returned by _get_state().")
+        for name, v in rest.items():
+            setattr(self, name, np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+        B = int(self.budget)
+        self._engine = IncrementalEngine(B, self.n_features_in_, C=float(self.C),
+                                         kernel=self.kernel, gamma=1.0, degree=self.degree,
+                                         coef0=self.coef0)
+        for k, v in eng.items():
+            np.copyto(getattr(self._engine.st, k[5:]), v)
+        bitgen = type(np.random.default_rng().bit_generator)
+        if rng_state.get("bit_generator") != bitgen.__name__:
+            bitgen = getattr(np.random, rng_state["bit_generator"])
+        self._rng = np.random.Generator(bitgen())
+        self._rng.bit_generator.state = rng_state
+        self._fitted_structure = self._structure()
+        return self
+
+    def _fit_chunk(self, X, y, sw):
+        self._kernel_setup(X)
+        u = self._rng.random(X.shape[0])
+        _kb.reservoir_update(X, y, u, self._RX, self._Ry, self._dirty, self._istate,
+                             int(self.budget))
+
+    def _sync(self):
+        """Bring the exact SVM up to date with the reservoir (unlearn replaced examples,
+        learn their replacements); a no-op when the sample did not change."""
+        changed = np.flatnonzero(self._dirty)
+        if changed.size == 0:
+            return
+        eng = self._engine
+        eng.st.kpar[:] = self._kpar
+        for j in changed:
+            if self._eslot[j] >= 0:
+                eng.remove(int(self._eslot[j]))
+                self._eslot[j] = -1
+        slots = eng.add_batch(np.ascontiguousarray(self._RX[changed]),
+                              np.ascontiguousarray(self._Ry[changed]), np.ones(changed.size))
+        self._eslot[changed] = slots
+        self._dirty[changed] = 0
+
+    def _decision(self, X):
+        snap = (self._engine.snapshot(), self._eslot.copy(), self._dirty.copy())
+        try:
+            self._sync()
+        except BaseException:
+            self._engine.restore(snap[0])
+            self._eslot[:], self._dirty[:] = snap[1], snap[2]
+            raise
+        return self._engine.decision_function(X)
+
+    def _live_coef(self):
+        self._check_fitted()
+        self._decision(np.zeros((0, self.n_features_in_)))
+        st = self._engine.st
+        live = self._engine.live()
+        coef = st.alpha[live] * st.y[live]
+        keep = coef != 0.0
+        return live[keep], coef[keep]
+
+    @property
+    def support_vectors_(self):
+        live, _ = self._live_coef()
+        return self._engine.st.X[live].copy()
+
+    @property
+    def dual_coef_(self):
+        return self._live_coef()[1].copy()
+
+    @property
+    def n_support_(self):
+        return int(self._live_coef()[0].size)
+
+    @property
+    def intercept_(self):
+        self._live_coef()
+        return self._engine.b
+
+    @property
+    def sample_(self):
+        self._check_fitted()
+        n = int(self._istate[0])
+        return self._RX[:n].copy(), self._Ry[:n].copy()

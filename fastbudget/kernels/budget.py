@@ -340,3 +340,58 @@ def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush):
     istate[PG_N_BUF] = n_b
     istate[PG_T] = t
     return 0
+
+
+@njit(cache=True)
+def reservoir_update(X, y, u, RX, Ry, dirty, istate, budget):
+    """Reservoir sampling, Vitter's Algorithm R (ACM TOMS 11(1), 1985): a uniform sample of
+    ``budget`` examples of the stream so far.
+
+    The first ``budget`` examples fill the reservoir; example number ``t`` (1-based,
+    ``t > budget``) replaces slot ``j = floor(u_t t)`` when ``j < budget``, which keeps
+    every example seen so far in the sample with probability ``budget / t``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64
+    y : ndarray of shape (n,), float64
+    u : ndarray of shape (n,), float64
+        Uniform [0, 1) variates, one per example (drawn by the caller from its seeded
+        generator, whose state is part of the model).
+    RX : ndarray of shape (budget, d), float64
+        Reservoir. Modified in place.
+    Ry : ndarray of shape (budget,), float64
+        Modified in place.
+    dirty : ndarray of shape (budget,), int8
+        Set to 1 for every slot written. Modified in place.
+    istate : ndarray of shape (2,), int64
+        ``[n_in_reservoir, n_seen]``. Modified in place.
+    budget : int
+
+    Returns
+    -------
+    n_written : int
+        Number of slots written (>= 0).
+    """
+    n_res = istate[0]
+    n_seen = istate[1]
+    d = X.shape[1]
+    written = 0
+    for i in range(X.shape[0]):
+        if n_res < budget:
+            slot = n_res
+            n_res += 1
+        else:
+            slot = int(u[i] * (n_seen + 1))
+            if slot >= budget:
+                slot = -1
+        if slot >= 0:
+            for k in range(d):
+                RX[slot, k] = X[i, k]
+            Ry[slot] = y[i]
+            dirty[slot] = 1
+            written += 1
+        n_seen += 1
+    istate[0] = n_res
+    istate[1] = n_seen
+    return written
