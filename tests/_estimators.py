@@ -61,25 +61,47 @@ if _bl is not None:
     if hasattr(_bl, "PerceptronClassifier"):
         _add("perceptron", lambda: _bl.PerceptronClassifier(budget=30, kernel="rbf"), _SW)
     if hasattr(_bl, "ForgetronClassifier"):
-        _add("forgetron", lambda: _bl.ForgetronClassifier(budget=30), _SW)
+        _add("forgetron", lambda: _bl.ForgetronClassifier(budget=30), dict(_SW, **{
+            c: "ForgetronClassifier refuses non-unit sample weights (its shrinking schedule "
+               "assumes unit perceptron steps); this check passes non-unit weights"
+            for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
+                      "check_classifiers_one_label_sample_weights")}))
     if hasattr(_bl, "PegasosClassifier"):
         _add("pegasos", lambda: _bl.PegasosClassifier(random_state=0), _SW)
     if hasattr(_bl, "BSGDClassifier"):
         _add("bsgd", lambda: _make(_bl.BSGDClassifier, budget=30, random_state=0), _SW)
+    if hasattr(_bl, "RandomBudgetClassifier"):
+        _add("random", lambda: _make(_bl.RandomBudgetClassifier, budget=30, C=1.0, gamma=0.5,
+                                     random_state=0), dict(_SW, **{
+            c: "REPORTED: RandomBudgetClassifier refuses non-unit sample weights"
+            for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
+                      "check_classifiers_one_label_sample_weights")},
+            ))
+        KNOWN_FAILURES[("random", "sklearn:check_estimators_pickle[readonly_memmap]")] = (
+            "REPORTED: RandomBudgetClassifier writes into its state arrays during predict "
+            "(lazy refit), so a model unpickled onto read-only memory fails with 'assignment "
+            "destination is read-only'")
 
 _ss = _module("fastbudget.estimators.streamsvm")
 if _ss is not None and hasattr(_ss, "StreamSVMClassifier"):
     _add("streamsvm", lambda: _ss.StreamSVMClassifier(capacity=300), _SW)
-    _add("streamsvm_rbf", lambda: _ss.StreamSVMClassifier(kernel="rbf", capacity=300), _SW)
+    _add("streamsvm_rbf", lambda: _ss.StreamSVMClassifier(kernel="rbf", capacity=300), dict(_SW, **{
+        "check_classifiers_train": "REPORTED: StreamSVM with kernel='rbf' and default C/gamma "
+        "scores below scikit-learn's 0.83 floor on its easy blobs (0.47 on a linear problem)"}))
 
 _id = _module("fastbudget.estimators.idsvm")
 if _id is not None and hasattr(_id, "IncrementalSVC"):
-    _add("idsvm", lambda: _make(_id.IncrementalSVC, C=1.0, kernel="rbf"))
+    _add("idsvm", lambda: _make(_id.IncrementalSVC, C=1.0, kernel="rbf", gamma=0.5,
+                                             capacity=400))
 
 _tv = _module("fastbudget.estimators.tvm")
 if _tv is not None and hasattr(_tv, "TVMClassifier"):
     _add("tvm", lambda: _make(_tv.TVMClassifier, budget=20, C=1.0, kernel="rbf",
-                                             random_state=0), _SW)
+                                             random_state=0), dict(_SW, **{
+        c: "TVMClassifier refuses sample weights by design (each example counts once in a "
+           "twin's weight)"
+        for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
+                  "check_classifiers_one_label_sample_weights")}))
 
 _add("ovr_dummy", lambda: OneVsRestClassifier(DummyBudgetPerceptron(budget=30), total_budget=90),
      _SW)
