@@ -217,9 +217,9 @@ def test_read_libsvm_matches_sklearn(tmp_path, rng, comp, monkeypatch):
 
 
 def test_read_libsvm_real_file_matches_sklearn(shared_data):
-    p = shared_data / "ijcnn1" / "ijcnn1.trn.bz2"
-    Xs, ys = load_svmlight_file(str(p), n_features=22)
-    X, y = collect(read_libsvm(p, chunk_size=7000))
+    p = shared_data / "adult_a9a" / "a9a.t.gz"
+    Xs, ys = load_svmlight_file(str(p), n_features=123)
+    X, y = collect(read_libsvm(p, n_features=123, chunk_size=7000))
     assert np.array_equal(X, Xs.toarray()) and np.array_equal(y, ys)
 
 
@@ -436,8 +436,9 @@ def test_read_csv_matches_loadtxt(tmp_path, rng):
 
 # ---------------------------------------------------------------- constant memory
 @pytest.mark.parametrize("fmt", ["csv", "libsvm"])
-def test_readers_stream_in_constant_memory(tmp_path, fmt):
-    n, d, chunk = 200_000, 10, 1000
+def test_readers_stream_in_constant_memory(tmp_path, fmt, monkeypatch):
+    monkeypatch.setattr(_source, "BLOCK_BYTES", 1 << 18)
+    n, d, chunk = 200_000, 5, 1000
     rng = np.random.default_rng(0)
     A = np.round(rng.standard_normal((n, d)), 4)
     p = tmp_path / f"big.{fmt}.gz"
@@ -461,7 +462,7 @@ def test_readers_stream_in_constant_memory(tmp_path, fmt):
     tracemalloc.stop()
     full = n * d * 8
     assert rows == n // chunk
-    # one chunk (80 kB) plus about two read blocks (1 MiB each); the data itself is 16 MB
+    # one chunk (40 kB) plus about three read blocks (256 KiB each); the data itself is 8 MB
     assert peak < 4 * _source.BLOCK_BYTES + 4 * chunk * d * 8 < full / 3, peak
     assert abs(total - A[chunk:, 0].sum()) < 1e-6
 
