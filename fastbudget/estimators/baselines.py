@@ -1,4 +1,4 @@
-"""The comparison learners: Perceptron, Forgetron, Pegasos and BSGD (and Random, see below).
+"""The comparison learners: Random, Perceptron, Forgetron, Pegasos and BSGD.
 
 Each estimator validates its input, encodes labels as +-1, allocates its state once (sized
 by the budget) and hands every chunk to one compiled loop in ``fastbudget.kernels.budget``
@@ -10,15 +10,13 @@ Kernels: ``K(x, z) = exp(-gamma ||x - z||^2)`` (RBF), ``(gamma <x, z> + coef0)^d
 (poly), ``<x, z>`` (linear). ``gamma=None`` means ``1 / n_features``, which is paper 000's
 width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standardised data.
 """
-import numbers
-
 import numpy as np
 
 from ..base import BudgetClassifier
 from ..engine import IncrementalEngine
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
-from ..kernels.kernel import KERNEL_CODES, RBF, decision_values
+from ..kernels.kernel import KERNEL_CODES, decision_values
 
 __all__ = [
     "RandomBudgetClassifier",
