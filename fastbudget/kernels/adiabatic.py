@@ -187,6 +187,35 @@ def _s_remove(st, j):
 
 
 @njit(cache=True)
+def _new_column_residual(st, k, nS):
+    """max_i |(J R)[i, m] - delta_im| for the column m = nS + 1 that growing S by ``k``
+    just appended to R (the rest of the live block is not checked). O(nS^2)."""
+    R = st.R
+    y = st.y
+    K = st.K
+    m = nS + 1
+    worst = 0.0
+    for i in range(m + 1):
+        a = k if i == m else (st.S_idx[i - 1] if i > 0 else -1)
+        if i == 0:
+            s = 0.0
+            for q in range(nS):
+                s += y[st.S_idx[q]] * R[q + 1, m]
+            s += y[k] * R[m, m]
+        else:
+            s = y[a] * R[0, m]
+            for q in range(nS):
+                c = st.S_idx[q]
+                s += y[a] * y[c] * K[a, c] * R[q + 1, m]
+            s += y[a] * y[k] * K[a, k] * R[m, m]
+        if i == m:
+            s -= 1.0
+        if abs(s) > worst:
+            worst = abs(s)
+    return worst
+
+
+@njit(cache=True)
 def _s_add(st, k):
     """Try to add slot k to S and grow R (eq. 13). Returns False when k is linearly
     dependent on S (gamma_kk ~ 0): R is then left untouched."""
@@ -204,6 +233,30 @@ def _s_add(st, k):
         if status == SINGULAR:
             st.ist[I_NREFUSED] += 1
             return False
+        # The new column of R is [beta; 1] / gamma_kk, so its residual in J R = I is the old
+        # drift (I - J_old R_old) v amplified by 1 / gamma_kk. A small pivot can turn
+        # harmless drift into a wrong R (and then accept dependent vectors as independent):
+        # check that column (O(nS^2)) and rebuild R from scratch when it has drifted.
+        if _new_column_residual(st, k, nS) > st.tol[T_DRIFT]:
+            st.S_idx[nS] = k
+            if r_rebuild(st.y, st.K, st.S_idx, nS + 1, st.R) != OK:
+                r_shrink_last(st.R, nS + 2)
+                st.S_idx[nS] = -1
+                st.ist[I_NREFUSED] += 1
+                return False
+            st.ist[I_NREBUILD] += 1
+            # decide singularity again with the accurate inverse: R[m, m] = 1 / gamma_kk
+            m = nS + 1
+            gkk = 1.0 / st.R[m, m] if st.R[m, m] != 0.0 else np.inf
+            scale = abs(st.K[k, k])
+            for p in range(nS):
+                scale += abs(v[p + 1]) * abs(st.R[p + 1, m]) * abs(gkk)
+            scale += abs(v[0] * st.R[0, m] * gkk)
+            if not (gkk > st.tol[T_SINGULAR] * scale):
+                r_shrink_last(st.R, nS + 2)
+                st.S_idx[nS] = -1
+                st.ist[I_NREFUSED] += 1
+                return False
     st.S_idx[nS] = k
     st.spos[k] = nS
     st.ist[I_NS] = nS + 1
