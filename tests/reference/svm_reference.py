@@ -1,0 +1,300 @@
+"""Slow, plain NumPy/SciPy references for the exact SVM engine (paper 003).
+
+Everything here is written from the definitions, without the engine's recursions:
+
+- ``kernel_matrix``: the three kernels, vectorised NumPy;
+- ``dual_objective``, ``decision``, ``kt_report``: the weighted SVM dual
+  ``min 1/2 a'Qa - 1'a  s.t.  0 <= a_i <= cb_i = C w_i,  y'a = 0`` and its KT conditions
+  (paper 003, eq. 2), measured from scratch;
+- ``polish``: exact solution of the KT linear system for a given partition
+  (S margin / E at bound / R at zero), with an active-set repair loop, so that an
+  approximate solution (libsvm's, or SLSQP's) becomes an exact, *certified* one;
+- ``solve_qp``: an independent dual solver (SciPy SLSQP, then ``polish``) for small problems;
+- ``span_sq``: squared distance of a point to the affine span of a set of points in feature
+  space (the Vapnik-Chapelle span, paper 002; Cauwenberghs' gamma_c, paper 003 eq. 21),
+  solved as the constrained least-squares problem it is defined as.
+"""
+import numpy as np
+from scipy.optimize import minimize
+
+
+# ----------------------------------------------------------------------------- kernels
+def kernel_matrix(A, B, kernel="rbf", gamma=1.0, degree=3, coef0=0.0):
+    """K[i, j] = k(A[i], B[j]) for the scikit-learn kernel definitions."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    if kernel == "linear":
+        return A @ B.T
+    if kernel == "poly":
+        return (gamma * (A @ B.T) + coef0) ** degree
+    if kernel == "rbf":
+        # explicit differences: no ||a||^2 + ||b||^2 - 2ab cancellation
+        d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+        return np.exp(-gamma * d2)
+    raise ValueError(kernel)
+
+
+# ----------------------------------------------------------------------------- the dual
+def dual_objective(alpha, y, K):
+    """1/2 sum_ij a_i a_j y_i y_j K_ij - sum_i a_i (to be minimised)."""
+    ay = alpha * y
+    return 0.5 * ay @ K @ ay - alpha.sum()
+
+
+def decision(alpha, y, b, Kx):
+    """f(x_t) = sum_i a_i y_i Kx[t, i] + b for a (m, n) kernel block ``Kx``."""
+    return Kx @ (alpha * y) + b
+
+
+def kt_report(alpha, b, y, K, cb, rtol_bound=1e-12):
+    """KT violations of (alpha, b) for the weighted dual, computed from scratch.
+
+    The partition is read from alpha: at zero (R), at its bound within
+    ``rtol_bound * cb`` (E), strictly inside (S). Zero-bound examples carry no constraint.
+
+    Returns a dict with
+
+    - ``kt``: largest violation of g_i = y_i f(x_i) - 1 (|g| on S, max(0, g) on E,
+      max(0, -g) on R), in margin units;
+    - ``kt_scaled``: the same, each divided by ``max(1, sum_j |a_j K_ij| + |b|)``, the size
+      of the terms f(x_i) is summed from (round-off makes anything below ~1e-15 of it noise);
+    - ``eq``: |sum a_i y_i| / max(1, sum a_i);
+    - ``box``: largest violation of 0 <= a_i <= cb_i;
+    - ``n_S``, ``n_E``, ``n_R``.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    f = K @ (alpha * y) + b
+    g = y * f - 1.0
+    scale = np.maximum(1.0, np.abs(K) @ np.abs(alpha) + abs(b))
+    live = cb > 0
+    atb = live & (alpha >= cb * (1 - rtol_bound)) & (alpha > 0)
+    atz = live & (alpha <= 0) & ~atb
+    ins = live & ~atb & ~atz
+    v = np.zeros_like(g)
+    v[ins] = np.abs(g[ins])
+    v[atb] = np.maximum(g[atb], 0.0)
+    v[atz] = np.maximum(-g[atz], 0.0)
+    box = float(max(0.0, np.max(-alpha, initial=0.0), np.max(alpha - cb, initial=0.0)))
+    return {
+        "kt": float(v.max(initial=0.0)),
+        "kt_scaled": float((v / scale).max(initial=0.0)),
+        "eq": float(abs(alpha @ y) / max(1.0, alpha.sum())),
+        "box": box,
+        "n_S": int(ins.sum()), "n_E": int(atb.sum()), "n_R": int(atz.sum()),
+        "g": g,
+    }
+
+
+def bias_interval(alpha, y, K, cb, rtol_bound=1e-12):
+    """The interval of b values for which (alpha, b) satisfies the KT conditions of the
+    examples outside S (the only freedom left when S is empty). Returns (lo, hi)."""
+    h = K @ (alpha * y)  # f - b
+    live = cb > 0
+    atb = live & (alpha >= cb * (1 - rtol_bound)) & (alpha > 0)
+    atz = live & (alpha <= 0) & ~atb
+    lo, hi = -np.inf, np.inf
+    # R: y (h + b) >= 1 ; E: y (h + b) <= 1
+    for mask, sign in ((atz, 1.0), (atb, -1.0)):
+        for i in np.flatnonzero(mask):
+            # sign * y_i * b >= sign * (1 - y_i h_i)
+            bound = y[i] * (1.0 - y[i] * h[i])  # = y_i - h_i
+            if sign * y[i] > 0:
+                lo = max(lo, bound)
+            else:
+                hi = min(hi, bound)
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------- polishing
+def _solve_partition(K, y, cb, S, E):
+    """(alpha, b) with alpha_E = cb_E, alpha_R = 0 and the margin equations of S exact:
+    [[0, y_S'], [y_S, Q_SS]] [b; a_S] = [-y_E' cb_E; 1 - Q_SE cb_E] (least squares, min
+    norm, when the system is singular). With S empty, b is the middle of the feasible
+    interval (scikit-learn's choice)."""
+    n = y.shape[0]
+    alpha = np.zeros(n)
+    alpha[E] = cb[E]
+    if S.size == 0:
+        lo, hi = bias_interval(alpha, y, K, cb)
+        if np.isfinite(lo) and np.isfinite(hi):
+            b = 0.5 * (lo + hi)
+        elif np.isfinite(lo):
+            b = lo
+        elif np.isfinite(hi):
+            b = hi
+        else:
+            b = 0.0
+        return alpha, b
+    yS = y[S]
+    Q_SS = (yS[:, None] * yS[None, :]) * K[np.ix_(S, S)]
+    m = S.size + 1
+    J = np.zeros((m, m))
+    J[0, 1:] = yS
+    J[1:, 0] = yS
+    J[1:, 1:] = Q_SS
+    rhs = np.empty(m)
+    rhs[0] = -(y[E] @ cb[E])
+    rhs[1:] = 1.0 - yS * (K[np.ix_(S, E)] @ (y[E] * cb[E]))
+    sol = np.linalg.lstsq(J, rhs, rcond=None)[0]
+    alpha[S] = sol[1:]
+    return alpha, float(sol[0])
+
+
+def polish(K, y, cb, alpha0, rtol=1e-7, max_iter=None):
+    """Exact KT solution near an approximate one.
+
+    The partition is read from ``alpha0`` (at 0, at the bound ``cb`` within ``rtol``
+    relative, inside); the KT linear system is solved exactly for it; then, while the
+    result is not a KT point, the worst offender changes set (a margin multiplier leaving
+    [0, cb] goes to R or E, an R/E example violating its margin joins S). Returns
+    ``(alpha, b, report)`` where ``report`` is :func:`kt_report` of the result; callers
+    must check it (this function does not claim success).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    cb = np.asarray(cb, dtype=np.float64)
+    n = y.shape[0]
+    live = cb > 0
+    a0 = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, None)
+    state = np.zeros(n, dtype=np.int8)  # 0 R, 1 S, 2 E, -1 no constraint
+    state[~live] = -1
+    state[live & (a0 >= cb * (1 - rtol))] = 2
+    state[live & (a0 > rtol * np.maximum(cb, 1e-300)) & (a0 < cb * (1 - rtol))] = 1
+    max_iter = 4 * n + 20 if max_iter is None else max_iter
+    for _ in range(max_iter):
+        S = np.flatnonzero(state == 1)
+        E = np.flatnonzero(state == 2)
+        alpha, b = _solve_partition(K, y, cb, S, E)
+        g = y * (K @ (alpha * y) + b) - 1.0
+        scale = np.maximum(1.0, np.abs(K) @ np.abs(alpha) + abs(b))
+        # violations, scaled like kt_report
+        worst, who, to = 1e-13, -1, -1
+        for i in S:
+            if alpha[i] < 0 and -alpha[i] / max(cb[i], 1.0) > worst:
+                worst, who, to = -alpha[i] / max(cb[i], 1.0), i, 0
+            if alpha[i] > cb[i] and (alpha[i] - cb[i]) / max(cb[i], 1.0) > worst:
+                worst, who, to = (alpha[i] - cb[i]) / max(cb[i], 1.0), i, 2
+        for i in np.flatnonzero(state == 0):
+            if -g[i] / scale[i] > worst:
+                worst, who, to = -g[i] / scale[i], i, 1
+        for i in E:
+            if g[i] / scale[i] > worst:
+                worst, who, to = g[i] / scale[i], i, 1
+        if who < 0:
+            break
+        state[who] = to
+    alpha = np.clip(alpha, 0.0, cb)
+    return alpha, b, kt_report(alpha, b, y, K, cb)
+
+
+def sklearn_alpha(svc, y):
+    """Full alpha vector (n,) of a fitted ``sklearn.svm.SVC`` on labels ``y`` in {-1, +1}
+    (classes_ must be [-1, 1] or [0, 1] so that dual_coef_ = alpha * y)."""
+    alpha = np.zeros(y.shape[0])
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return alpha
+
+
+# ----------------------------------------------------------------------------- solver
+def solve_qp(K, y, cb, x0=None):
+    """Independent dual solver for small problems: SciPy SLSQP on the dual, then
+    :func:`polish`. Returns ``(alpha, b, report)``; check ``report`` before trusting it."""
+    y = np.asarray(y, dtype=np.float64)
+    cb = np.asarray(cb, dtype=np.float64)
+    n = y.shape[0]
+    Q = (y[:, None] * y[None, :]) * K
+    x0 = np.zeros(n) if x0 is None else x0
+    res = minimize(
+        lambda a: 0.5 * a @ Q @ a - a.sum(), x0, jac=lambda a: Q @ a - 1.0,
+        method="SLSQP", bounds=list(zip(np.zeros(n), cb)),
+        constraints=[{"type": "eq", "fun": lambda a: a @ y, "jac": lambda a: y}],
+        options={"ftol": 1e-15, "maxiter": 2000},
+    )
+    return polish(K, y, cb, res.x, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- span
+def span_sq(K, p, others):
+    """Squared feature-space distance of point ``p`` to the affine span of ``others``:
+
+    min_lambda ||phi_p - sum_q lambda_q phi_q||^2  subject to  sum_q lambda_q = 1,
+
+    solved through its (bordered) normal equations by least squares.
+    """
+    others = np.asarray(others, dtype=np.int64)
+    m = others.size
+    if m == 0:
+        return np.inf
+    Koo = K[np.ix_(others, others)]
+    kpo = K[others, p]
+    A = np.zeros((m + 1, m + 1))
+    A[:m, :m] = 2 * Koo
+    A[:m, m] = 1.0
+    A[m, :m] = 1.0
+    rhs = np.concatenate([2 * kpo, [1.0]])
+    lam = np.linalg.lstsq(A, rhs, rcond=None)[0][:m]
+    return float(K[p, p] - 2 * lam @ kpo + lam @ Koo @ lam)
+
+
+# ----------------------------------------------------------------------------- oracle
+def oracle_fit(X, y, w, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, sk_tol=1e-6):
+    """The exact weighted SVM on (X, y, w) by the scikit-learn/libsvm partition, polished.
+
+    ``sklearn.svm.SVC(C, kernel, gamma, degree, coef0).fit(X, y, sample_weight=w)`` gives an
+    approximate solution (libsvm stops at its tolerance); :func:`polish` makes it exact for
+    libsvm's partition, repairing the partition where libsvm's tolerance got it wrong.
+    Examples of weight 0 are left out of the libsvm fit (they carry no constraint). With
+    fewer than two classes among the weighted examples the solution is alpha = 0 and b is
+    chosen in its feasible interval.
+
+    Returns a dict: ``alpha`` (n,), ``b``, ``report`` (:func:`kt_report` of the polished
+    solution, to be checked by the caller), ``K`` (n, n), ``cb`` (n,), ``svc`` (or None),
+    ``alpha_sk`` (libsvm's raw alpha, n), ``b_sk``.
+    """
+    from sklearn.svm import SVC
+
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    K = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    cb = C * w
+    keep = cb > 0
+    alpha0 = np.zeros(y.shape[0])
+    svc = None
+    b_sk = np.nan
+    if np.unique(y[keep]).size == 2:
+        svc = SVC(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=sk_tol,
+                  max_iter=10**8, shrinking=True)
+        svc.fit(X[keep], y[keep], sample_weight=w[keep])
+        alpha0[keep] = sklearn_alpha(svc, y[keep])
+        b_sk = float(svc.intercept_[0])
+    alpha, b, report = polish(K, y, cb, alpha0)
+    return {"alpha": alpha, "b": b, "report": report, "K": K, "cb": cb, "svc": svc,
+            "alpha_sk": alpha0, "b_sk": b_sk}
+
+
+def compare_models(alpha_a, b_a, alpha_b, b_b, y, K, cb, Kx=None):
+    """How far apart two solutions of the same weighted dual are, as decision values.
+
+    The feature-space part h = sum a_i y_i k(x_i, .) of an SVM is unique; b is unique
+    when some solution has a margin vector (0 < a_i < cb_i), and otherwise any b in the
+    feasible interval is optimal. Returns ``(rel, b_ok)``: ``rel`` the largest difference
+    of decision values (on the training points and on the rows of ``Kx``) relative to
+    ``max(1, max |f_b|)`` -- where b is not unique, of h only -- and ``b_ok`` whether both
+    biases are optimal (always True when b is unique and rel is small).
+    """
+    blocks = [K] if Kx is None else [K, Kx]
+    ha = np.concatenate([B @ (alpha_a * y) for B in blocks])
+    hb = np.concatenate([B @ (alpha_b * y) for B in blocks])
+    rep_a = kt_report(alpha_a, b_a, y, K, cb)
+    rep_b = kt_report(alpha_b, b_b, y, K, cb)
+    unique_b = rep_a["n_S"] > 0 or rep_b["n_S"] > 0
+    denom = max(1.0, float(np.max(np.abs(hb + b_b), initial=0.0)))
+    if unique_b:
+        return float(np.max(np.abs((ha + b_a) - (hb + b_b)), initial=0.0)) / denom, True
+    rel = float(np.max(np.abs(ha - hb), initial=0.0)) / denom
+    ok = True
+    for alpha, b in ((alpha_a, b_a), (alpha_b, b_b)):
+        lo, hi = bias_interval(alpha, y, K, cb)
+        slack = 1e-9 * max(1.0, abs(b))
+        ok = ok and (lo - slack <= b <= hi + slack)
+    return rel, ok
