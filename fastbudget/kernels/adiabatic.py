@@ -52,6 +52,7 @@ NOT_FINITE = 4
 ADD = 0
 REMOVE = 1
 BOUNDS = 2
+SCALE_C = 3  # BOUNDS with dcb = (C - C0) * w: driven sums from g in O(n |S|)
 
 # indices into the integer scalar array ``ist``
 I_KCODE = 0
@@ -68,6 +69,7 @@ N_IST = 8
 F_B = 0  # bias b
 F_C = 1  # C (bounds are C * w_i)
 F_LAST_JR = 2  # last measured max|J R - I|
+F_C0 = 3  # C at the start of a SCALE_C path
 N_FS = 4
 
 # indices into the tolerance array ``tol``
@@ -143,7 +145,7 @@ def engine_nbytes(n, d):
 
 
 # ---------------------------------------------------------------------------- helpers
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decision_at_slot(st, i):
     """f(x_i) = sum_j alpha_j y_j K_ij + b, from the cached kernel matrix."""
     hw = st.ist[I_HW]
@@ -155,7 +157,7 @@ def decision_at_slot(st, i):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decision_point(st, x):
     """f(x) for a new point ``x`` (1-D float64)."""
     hw = st.ist[I_HW]
@@ -268,6 +270,7 @@ def _s_add(st, k):
 def run_path(st, mode, c):
     """Follow one adiabatic path (ADD or REMOVE of slot ``c``, or BOUNDS with ``st.dcb``).
 
+    SCALE_C is BOUNDS for a change of C (``st.fs[F_C0]`` -> ``st.fs[F_C]``, ``dcb = dC w``).
     For ADD and REMOVE, slot ``c`` must have status CAND; on return its status is final
     (S, E or R for ADD; the caller frees it for REMOVE). For BOUNDS, ``st.dcb`` holds the
     bound changes (new bound = ``cb + dcb``); ``st.cb`` is moved along. All state arrays are
@@ -323,19 +326,44 @@ def run_path(st, mode, c):
         u = 0.0
         for j in range(hw):
             wv[j] = 0.0
-        if mode == BOUNDS:
+        if mode == SCALE_C:
+            # E multipliers sit at their bounds C(t) w_d and move at dcb_d = alpha_d dC / C(t),
+            # so sum_E K_jd y_d dcb_d = dC / C(t) (f_j - b - sum_S K_js y_s alpha_s): O(n |S|)
+            C0 = st.fs[F_C0]
+            dC = st.fs[F_C] - C0
+            ratio = dC / (C0 + t * dC)
+            nS0 = st.ist[I_NS]
+            bcur = st.fs[F_B]
+            sy = 0.0
+            for p in range(nS0):
+                j = S_idx[p]
+                sy += y[j] * alpha[j]
+            u = -ratio * sy
+            for j in range(hw):
+                sj = status[j]
+                if sj == FREE:
+                    continue
+                h = 0.0
+                for p in range(nS0):
+                    q = S_idx[p]
+                    h += K[j, q] * y[q] * alpha[q]
+                fj = y[j] if sj == MARGIN else y[j] * (g[j] + 1.0)
+                wv[j] = ratio * (fj - bcur - h)
+        elif mode == BOUNDS:
             for d in range(hw):
                 if status[d] == ERROR and dcb[d] != 0.0:
                     r = dcb[d]
                     u += y[d] * r
                     yr = y[d] * r
+                    Kd = K[d]
                     for j in range(hw):
-                        wv[j] += K[j, d] * yr
+                        wv[j] += Kd[j] * yr
         else:
             yr = y[c] * rate
             u = yr
+            Kc = K[c]
             for j in range(hw):
-                wv[j] = K[j, c] * yr
+                wv[j] = Kc[j] * yr
         nS = st.ist[I_NS]
         bonly = False
         sigma = 0.0
@@ -382,7 +410,7 @@ def run_path(st, mode, c):
             for p in range(nS):
                 j = S_idx[p]
                 bj = beta[p + 1]
-                dj = dcb[j] if mode == BOUNDS else 0.0
+                dj = dcb[j] if mode >= BOUNDS else 0.0
                 if bj < -eps:
                     x = alpha[j] / (-bj)
                     if x < dt:
@@ -437,7 +465,7 @@ def run_path(st, mode, c):
                 if si != FREE and si != MARGIN:
                     g[i] += gam[i] * dt
         else:
-            if mode == BOUNDS:
+            if mode >= BOUNDS:
                 for i in range(hw):
                     if status[i] == ERROR and dcb[i] != 0.0:
                         alpha[i] += dcb[i] * dt
@@ -497,25 +525,44 @@ def run_path(st, mode, c):
 
 # ---------------------------------------------------------------------------- maintenance
 @njit(cache=True)
+def _coef_into(st, a):
+    """a[j] = alpha_j y_j for live slots, 0 elsewhere (first hw entries). Modified in place."""
+    hw = st.ist[I_HW]
+    for j in range(hw):
+        a[j] = st.alpha[j] * st.y[j] if st.status[j] != FREE else 0.0
+
+
+@njit(cache=True, inline="always")
+def _f_slot(K, a, hw, i, b):
+    s = b
+    Ki = K[i]
+    for j in range(hw):
+        s += Ki[j] * a[j]
+    return s
+
+
+@njit(cache=True)
 def refresh(st):
     """Recompute g exactly, after one Newton correction of (b, alpha_S) through R.
 
     The correction solves J [db; dalpha_S] = -[sum_i y_i alpha_i; g_S] with the current R,
-    removing round-off accumulated along the path. Modified in place.
+    removing round-off accumulated along the path. Modified in place (``st.wv`` is scratch).
     """
     hw = st.ist[I_HW]
     nS = st.ist[I_NS]
     y = st.y
+    a = st.wv
     if nS > 0:
+        _coef_into(st, a)
         v = st.v
         r0 = 0.0
         for i in range(hw):
-            if st.alpha[i] != 0.0:
-                r0 += y[i] * st.alpha[i]
+            r0 += a[i]
         v[0] = r0
+        b = st.fs[F_B]
         for p in range(nS):
             j = st.S_idx[p]
-            v[p + 1] = y[j] * decision_at_slot(st, j) - 1.0
+            v[p + 1] = y[j] * _f_slot(st.K, a, hw, j, b) - 1.0
         m = nS + 1
         for i in range(m):
             s = 0.0
@@ -525,10 +572,11 @@ def refresh(st):
         st.fs[F_B] += st.beta[0]
         for p in range(nS):
             st.alpha[st.S_idx[p]] += st.beta[p + 1]
+    _coef_into(st, a)
+    b = st.fs[F_B]
     for i in range(hw):
-        si = st.status[i]
-        if si != FREE:
-            st.g[i] = y[i] * decision_at_slot(st, i) - 1.0
+        if st.status[i] != FREE:
+            st.g[i] = y[i] * _f_slot(st.K, a, hw, i, b) - 1.0
 
 
 @njit(cache=True)
@@ -710,19 +758,54 @@ def remove(st, c):
 
 
 @njit(cache=True)
-def _bounds_path(st):
-    """Run a BOUNDS path for st.dcb, then snap bounds and E multipliers exactly."""
-    s = run_path(st, BOUNDS, -1)
+def _bounds_path(st, mode=BOUNDS):
+    """Run a BOUNDS (or SCALE_C) path for ``st.dcb``, then snap bounds and E multipliers.
+
+    ``st.wt`` must already hold the target weights (bounds end at ``C * wt``). A weight-0
+    slot whose bound grows starts in E (g < 0) or R; a slot whose bound reaches 0 ends with
+    status Z. This makes "move weight from some slots to others" one path (used by twin
+    merging)."""
     hw = st.ist[I_HW]
+    for i in range(hw):
+        if st.status[i] == ZERO and st.dcb[i] > 0.0:
+            st.alpha[i] = 0.0
+            st.status[i] = ERROR if st.g[i] < 0.0 else RESERVE
+    s = run_path(st, mode, -1)
     for i in range(hw):
         si = st.status[i]
         if si == FREE:
             continue
         st.cb[i] = st.fs[F_C] * st.wt[i]
-        if si == ERROR:
+        if st.cb[i] <= 0.0:
+            if si == MARGIN:
+                _s_remove(st, i)
+            st.alpha[i] = 0.0
+            st.cb[i] = 0.0
+            st.status[i] = ZERO
+        elif si == ERROR:
             st.alpha[i] = st.cb[i]
         st.dcb[i] = 0.0
     return s
+
+
+@njit(cache=True)
+def transfer(st, n_src, src, dst, w_dst):
+    """Move weight along one exact path: the slots ``src[:n_src]`` go to weight 0 while each
+    slot ``dst[k]`` goes to weight ``w_dst[k]`` (it must be live, e.g. freshly ``place``d).
+    Without the final refresh. Modified in place; returns a status."""
+    hw = st.ist[I_HW]
+    C = st.fs[F_C]
+    for i in range(hw):
+        st.dcb[i] = 0.0
+    for k in range(n_src):
+        i = src[k]
+        st.dcb[i] = -C * st.wt[i]
+        st.wt[i] = 0.0
+    for k in range(dst.shape[0]):
+        i = dst[k]
+        st.dcb[i] += C * (w_dst[k] - st.wt[i])
+        st.wt[i] = w_dst[k]
+    return _bounds_path(st, BOUNDS)
 
 
 @njit(cache=True)
@@ -747,17 +830,24 @@ def reweight(st, c, w):
 
 
 @njit(cache=True)
-def set_C(st, C):
-    """Change C (all bounds C * w_i) along the exact path. Returns a status."""
+def change_C(st, C):
+    """Move every bound C * w_i to the new C along the exact path (regularisation-parameter
+    perturbation, Diehl & Cauwenberghs 2003), without the final refresh. Modified in place."""
     old = st.fs[F_C]
     if C == old:
         return OK
     hw = st.ist[I_HW]
     for i in range(hw):
         st.dcb[i] = (C - old) * st.wt[i] if st.status[i] != FREE else 0.0
+    st.fs[F_C0] = old
     st.fs[F_C] = C
-    s = _bounds_path(st)
-    return _finish(st, s)
+    return _bounds_path(st, SCALE_C)
+
+
+@njit(cache=True)
+def set_C(st, C):
+    """Change C (all bounds C * w_i) along the exact path. Returns a status."""
+    return _finish(st, change_C(st, C))
 
 
 @njit(cache=True)

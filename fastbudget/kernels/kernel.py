@@ -14,9 +14,13 @@ POLY = 2
 KERNEL_CODES = {"linear": LINEAR, "rbf": RBF, "poly": POLY}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def kernel_value(code, kpar, x, z):
-    """K(x, z) for 1-D float64 arrays ``x`` and ``z`` of equal length."""
+    """K(x, z) for 1-D float64 arrays ``x`` and ``z`` of equal length.
+
+    Inlined into its callers (``inline="always"``): as an ordinary call, the two array
+    views it receives cost reference-count updates that made scoring eight times slower.
+    """
     d = x.shape[0]
     if code == RBF:
         s = 0.0

@@ -1,0 +1,195 @@
+"""Twin-vector merging (Wang & Vucetic 2009, paper 000, Sec. 4.2).
+
+Merge costs ("distortions") between twins i and j of total weights s_i, s_j:
+
+- input space (Sec. 4.2.1): q_new = (s_i q_i + s_j q_j) / (s_i + s_j),
+  d*_ij = s_i s_j ||q_i - q_j||^2 / (s_i + s_j);
+- feature space (Sec. 4.2.2, eq. 4.2): q_new = q_i + t (q_j - q_i) with t in [0, 1]
+  minimising ||Phi(q_new) - (s_i Phi(q_i) + s_j Phi(q_j)) / (s_i + s_j)||^2 (the pre-image
+  lies on the segment for RBF and polynomial kernels, Nguyen & Ho 2005); the cost is
+  s_i ||Phi(q_i) - Phi(q_new)||^2 + s_j ||Phi(q_j) - Phi(q_new)||^2.
+
+The nearest-merge-neighbour cache keeps, for each twin i, its best partner ``nn_idx[i]``
+and cost ``nn_d[i]`` (``-1`` / ``inf`` when it has none). After an update only the rows
+touched by a changed twin are recomputed in full; the others compare against the changed
+twins only: O(B) expected per update (Sec. 4.2.1).
+"""
+import numpy as np
+from numba import njit
+
+from .kernel import LINEAR, kernel_value
+
+INPUT = 0
+FEATURE = 1
+
+_GRID = 16
+_GOLDEN_ITERS = 30
+
+
+@njit(cache=True, inline="always")
+def _seg_point(qi, qj, t, out):
+    for k in range(qi.shape[0]):
+        out[k] = qi[k] + t * (qj[k] - qi[k])
+
+
+@njit(cache=True, inline="always")
+def _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, t, tmp):
+    """s_i ||Phi_i - Phi(q_t)||^2 + s_j ||Phi_j - Phi(q_t)||^2 for q_t on the segment."""
+    _seg_point(qi, qj, t, tmp)
+    ktt = kernel_value(code, kpar, tmp, tmp)
+    kit = kernel_value(code, kpar, qi, tmp)
+    kjt = kernel_value(code, kpar, qj, tmp)
+    return si * (kii - 2.0 * kit + ktt) + sj * (kjj - 2.0 * kjt + ktt)
+
+
+@njit(cache=True)
+def feature_merge(code, kpar, qi, qj, si, sj, tmp):
+    """Best point on the segment q_i..q_j for feature-space merging (eq. 4.2).
+
+    A grid of ``_GRID + 1`` points brackets the minimum (the cost can be bimodal for far
+    apart RBF twins), then golden-section search refines it. Returns (t, cost); ``tmp``
+    (d,) is scratch. For the linear kernel the closed form of Sec. 4.2.1 is returned.
+    """
+    s = si + sj
+    if code == LINEAR:
+        t = sj / s
+        d2 = 0.0
+        for k in range(qi.shape[0]):
+            e = qi[k] - qj[k]
+            d2 += e * e
+        return t, si * sj * d2 / s
+    kii = kernel_value(code, kpar, qi, qi)
+    kjj = kernel_value(code, kpar, qj, qj)
+    best_t = 0.0
+    best = np.inf
+    for g in range(_GRID + 1):
+        t = g / _GRID
+        c = _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, t, tmp)
+        if c < best:
+            best = c
+            best_t = t
+    lo = max(0.0, best_t - 1.0 / _GRID)
+    hi = min(1.0, best_t + 1.0 / _GRID)
+    invphi = 0.6180339887498949
+    a = hi - invphi * (hi - lo)
+    b = lo + invphi * (hi - lo)
+    fa = _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, a, tmp)
+    fb = _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, b, tmp)
+    for _ in range(_GOLDEN_ITERS):
+        if fa < fb:
+            hi = b
+            b = a
+            fb = fa
+            a = hi - invphi * (hi - lo)
+            fa = _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, a, tmp)
+        else:
+            lo = a
+            a = b
+            fa = fb
+            b = lo + invphi * (hi - lo)
+            fb = _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, b, tmp)
+    if fa < best:
+        best = fa
+        best_t = a
+    if fb < best:
+        best = fb
+        best_t = b
+    if best < 0.0:
+        best = 0.0
+    return best_t, best
+
+
+@njit(cache=True, inline="always")
+def merge_cost(mode, code, kpar, Q, s, i, j, tmp):
+    """Distortion of merging twins i and j (rows of Q, total weights s)."""
+    if mode == INPUT:
+        d2 = 0.0
+        for k in range(Q.shape[1]):
+            e = Q[i, k] - Q[j, k]
+            d2 += e * e
+        return s[i] * s[j] * d2 / (s[i] + s[j])
+    t, c = feature_merge(code, kpar, Q[i], Q[j], s[i], s[j], tmp)
+    return c
+
+
+@njit(cache=True)
+def merge_point(mode, code, kpar, Q, s, i, j, out, tmp):
+    """Write the merged pivot q_new of twins i and j into ``out`` (modified in place)."""
+    if mode == INPUT:
+        si = s[i]
+        sj = s[j]
+        for k in range(Q.shape[1]):
+            out[k] = (si * Q[i, k] + sj * Q[j, k]) / (si + sj)
+        return
+    t, c = feature_merge(code, kpar, Q[i], Q[j], s[i], s[j], tmp)
+    _seg_point(Q[i], Q[j], t, out)
+
+
+@njit(cache=True, inline="always")
+def _allowed(side, one_sided, i, j):
+    return (not one_sided) or side[i] == side[j]
+
+
+@njit(cache=True)
+def nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, tmp):
+    """Recompute twin i's best partner over the active twins. Modified in place."""
+    best = np.inf
+    bj = -1
+    for j in range(active.shape[0]):
+        if j == i or not active[j] or not _allowed(side, one_sided, i, j):
+            continue
+        c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
+        if c < best:
+            best = c
+            bj = j
+    nn_idx[i] = bj
+    nn_d[i] = best
+
+
+@njit(cache=True)
+def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, tmp):
+    """Refresh the cache after the twins flagged in ``dirty`` (int8) changed position,
+    weight, side or activity (``active``, int8). Rows of dirty twins, and rows whose partner
+    is dirty, are recomputed in full; every other active row only compares against the
+    dirty active twins. Inactive rows are cleared. Modified in place."""
+    n = active.shape[0]
+    for i in range(n):
+        if not active[i]:
+            nn_idx[i] = -1
+            nn_d[i] = np.inf
+            continue
+        if dirty[i] or nn_idx[i] < 0 or dirty[nn_idx[i]]:
+            nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, tmp)
+        else:
+            for j in range(n):
+                if dirty[j] and active[j] and j != i and _allowed(side, one_sided, i, j):
+                    c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
+                    if c < nn_d[i]:
+                        nn_d[i] = c
+                        nn_idx[i] = j
+
+
+@njit(cache=True)
+def best_pairs(n, nn_idx, nn_d):
+    """The best cached pair (i1, j1) and the next best cached pair (i2, j2) that is a
+    different pair (it may share one twin). -1 where none. Returns (i1, j1, i2, j2)."""
+    i1 = -1
+    best = np.inf
+    for i in range(n):
+        if nn_idx[i] >= 0 and nn_d[i] < best:
+            best = nn_d[i]
+            i1 = i
+    if i1 < 0:
+        return -1, -1, -1, -1
+    j1 = nn_idx[i1]
+    i2 = -1
+    best = np.inf
+    for i in range(n):
+        j = nn_idx[i]
+        if j < 0 or i == i1 or (i == j1 and j == i1):
+            continue
+        if nn_d[i] < best:
+            best = nn_d[i]
+            i2 = i
+    j2 = nn_idx[i2] if i2 >= 0 else -1
+    return i1, j1, i2, j2
