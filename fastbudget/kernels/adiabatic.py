@@ -456,7 +456,15 @@ def run_path(st, mode, c):
                         ev_kind = 4
                         ev_idx = i
         if ev_kind == 0:
-            return STUCK
+            # With S empty only b moves, and no event may exist when what is left of the
+            # path is round-off (e.g. unlearning the last example of a class: the other
+            # class's multipliers reach 0 together with alpha_c, a hair before it). Finish.
+            scale = cb[c] if (mode == ADD or mode == REMOVE) else 1.0
+            if bonly and rem <= eps * scale:
+                dt = 0.0
+                ev_kind = 1
+            else:
+                return STUCK
         # -------- take the step
         if bonly:
             st.fs[F_B] += sigma * dt
