@@ -548,3 +548,29 @@ def test_linear_kernel_in_two_dimensions_long_stream(C):
     # optimality; libsvm needs > 1e8 iterations on this degenerate problem at C = 100.
     if C < 1:
         assert_matches_oracle(eng, "linear", kw)
+
+
+def test_unlearning_the_last_example_of_a_class():
+    """Regression (found by the state machine): the other class's margin multipliers reach
+    0 together with alpha_c; round-off left alpha_c ~ 1e-17 with S empty, where no event
+    exists, and the REMOVE path returned STUCK (NumericalError)."""
+    pool = np.random.default_rng(7).normal(size=(5, 2))
+    kw = {"gamma": 0.5}
+    eng = IncrementalEngine(8, 2, C=0.1, **kw)
+    for i in (0, 0, 3, 0):
+        eng.add(pool[i], -1.0, 0.0)  # slots 0-3 at weight zero
+    pos = eng.add(pool[4], 1.0, 0.0)
+    eng.reweight(pos, 1.0)
+    eng.add(pool[1], -1.0, 1.0)
+    eng.reweight(0, 1.0)
+    assert int(eng.st.ist[ad.I_NS]) == 2  # both negatives on the margin, alpha_pos = C
+    eng.reweight(pos, 0.0)
+    certify(eng, "rbf", kw)
+    assert np.all(eng.st.alpha == 0.0)
+    assert eng.decision_function(pool[[0, 1]]).max() <= -1 + 1e-12
+    eng.reweight(pos, 1.0)
+    eng.remove(pos)
+    certify(eng, "rbf", kw)
+    for s in eng.live():
+        eng.remove(s)
+    assert eng.n_live == 0
