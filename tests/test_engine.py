@@ -46,18 +46,26 @@ def kernel_args(kernel, d):
     return kw
 
 
+def engine_alpha(eng):
+    """The SVM's multipliers by slot (the engine may store a scaled problem)."""
+    if hasattr(type(eng), "alpha"):
+        return np.asarray(eng.alpha, dtype=np.float64)
+    return eng.st.alpha.copy()
+
+
 def engine_view(eng):
-    """Live slots and their (X, y, alpha, cb) copied out of the engine state."""
+    """Live slots and their (X, y, alpha, C * w) copied out of the engine state."""
     st = eng.st
     live = np.flatnonzero(st.status != ad.FREE)
-    return live, st.X[live].copy(), st.y[live].copy(), st.alpha[live].copy(), st.cb[live].copy()
+    return (live, st.X[live].copy(), st.y[live].copy(), engine_alpha(eng)[live],
+            eng.C * st.wt[live])
 
 
 def certify(eng, kernel, kw, where=""):
     """Every certificate on the current engine state, from scratch. Returns the report."""
     st = eng.st
     live, X, y, alpha, cb = engine_view(eng)
-    assert np.array_equal(st.cb[live], eng.C * st.wt[live]), f"bounds != C * w {where}"
+    assert np.array_equal(st.cb[live], st.fs[ad.F_C] * st.wt[live]), f"bounds != C w {where}"
     if live.size == 0:
         return None
     K = ref.kernel_matrix(X, X, kernel, **kw)
@@ -68,7 +76,8 @@ def certify(eng, kernel, kw, where=""):
     jr = eng.jr_residual()
     assert jr <= JR_TOL, f"max|J R - I| = {jr:.3g} {where}"
     # the engine's own (stored) certificate agrees with the one recomputed here
-    scale = np.maximum(1.0, np.abs(K) @ alpha + abs(eng.b)).max()
+    mu = float(st.fs[ad.F_MU]) if hasattr(ad, "F_MU") else 1.0  # scale of the stored problem
+    scale = np.maximum(1.0, np.abs(K) @ alpha + abs(eng.b)).max() * max(1.0, mu)
     assert eng.kkt_residual(refresh=False) <= KT_TOL * scale
     # margin-set bookkeeping is consistent
     nS = int(st.ist[ad.I_NS])
@@ -182,7 +191,7 @@ def test_learning_matches_qp_solver(rng, kernel):
         K = ref.kernel_matrix(X, X, kernel, **kw)
         qa, qb, qrep = ref.solve_qp(K, y, C * w)
         assert qrep["kt_scaled"] <= 1e-10
-        rel, b_ok = ref.compare_models(eng.st.alpha[slots], eng.b, qa, qb, y, K, C * w)
+        rel, b_ok = ref.compare_models(engine_alpha(eng)[slots], eng.b, qa, qb, y, K, C * w)
         assert rel <= AGREE and b_ok
 
 
