@@ -198,12 +198,25 @@ class IncrementalEngine:
 
     # ------------------------------------------------------------ views
     @property
+    def mu(self):
+        """Margin target of the stored problem (see ``kernels.adiabatic``)."""
+        return float(self.st.fs[ad.F_MU])
+
+    @property
     def C(self):
-        return float(self.st.fs[ad.F_C])
+        """The SVM's C (bounds C * w_i)."""
+        return float(self.st.fs[ad.F_C] / self.st.fs[ad.F_MU])
 
     @property
     def b(self):
-        return float(self.st.fs[ad.F_B])
+        """The SVM's bias."""
+        return float(self.st.fs[ad.F_B] / self.st.fs[ad.F_MU])
+
+    @property
+    def alpha(self):
+        """The SVM's multipliers by slot (0 on free slots), a copy."""
+        st = self.st
+        return np.where(st.status != ad.FREE, st.alpha / st.fs[ad.F_MU], 0.0)
 
     def live(self):
         """Indices of occupied slots."""
@@ -212,7 +225,9 @@ class IncrementalEngine:
     def decision_function(self, X):
         X = np.ascontiguousarray(X, dtype=np.float64)
         hw = int(self.st.ist[ad.I_HW])
-        coef = self.st.alpha[:hw] * self.st.y[:hw]
+        mu = self.st.fs[ad.F_MU]
+        coef = np.where(self.st.status[:hw] != ad.FREE,
+                        self.st.alpha[:hw] * self.st.y[:hw] / mu, 0.0)
         out = np.empty(X.shape[0])
         decision_values(int(self.st.ist[ad.I_KCODE]), self.st.kpar, self.st.X, coef, hw,
                         self.b, X, out)

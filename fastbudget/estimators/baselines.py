@@ -778,7 +778,7 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._decision(np.zeros((0, self.n_features_in_)))
         st = self._engine.st
         live = self._engine.live()
-        coef = st.alpha[live] * st.y[live]
+        coef = self._engine.alpha[live] * st.y[live]
         keep = coef != 0.0
         return live[keep], coef[keep]
 

@@ -159,7 +159,7 @@ class IncrementalSVC(BudgetClassifier):
     def dual_coef_(self):
         st = self.engine_.st
         i = self._sv()
-        return (st.alpha[i] * st.y[i]).reshape(1, -1)
+        return (self.engine_.alpha[i] * st.y[i]).reshape(1, -1)
 
     @property
     def intercept_(self):

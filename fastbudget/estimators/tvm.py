@@ -119,7 +119,7 @@ class TVMClassifier(BudgetClassifier):
         d = X.shape[1]
         self.gamma_ = resolve_gamma(self.gamma, X)
         code, kpar = kernel_params(self.kernel, self.gamma_, self.degree, self.coef0)
-        self.engine_state_ = ad.alloc_state(2 * (B + 1), d, code, kpar, float(self.C))
+        self.engine_state_ = ad.alloc_state(2 * (B + 2), d, code, kpar, float(self.C))
         tw = ktvm.alloc_twins(B, d)
         tw.par[ktvm.P_M1] = self.m1
         tw.par[ktvm.P_M2] = self.m2
@@ -128,6 +128,7 @@ class TVMClassifier(BudgetClassifier):
         tw.par[ktvm.P_CONTROL_C] = 1.0 if self.control_C else 0.0
         tw.par[ktvm.P_MERGE] = FEATURE if self.merge == "feature" else INPUT
         tw.par[ktvm.P_ONE_SIDED] = 1.0 if self.one_sided else 0.0
+        tw.par[ktvm.P_TRIES] = float(B)
         self.twins_ = tw
 
     # ------------------------------------------------------------ learning
@@ -189,17 +190,19 @@ class TVMClassifier(BudgetClassifier):
 
     @property
     def dual_coef_(self):
-        return self.twins_.coef[self._active()].copy()
+        return self.twins_.coef[self._active()] / self.engine_state_.fs[ad.F_MU]
 
     @property
     def intercept_(self):
         self._check_fitted()
-        return 0.0 if self.engine_state_ is None else float(self.engine_state_.fs[ad.F_B])
+        if self.engine_state_ is None:
+            return 0.0
+        return float(self.engine_state_.fs[ad.F_B] / self.engine_state_.fs[ad.F_MU])
 
     @property
     def C_eff_(self):
         self._check_fitted()
-        return float(self.engine_state_.fs[ad.F_C])
+        return float(self.engine_state_.fs[ad.F_C] / self.engine_state_.fs[ad.F_MU])
 
     def _counter(self, k):
         self._check_fitted()
@@ -221,7 +224,7 @@ class TVMClassifier(BudgetClassifier):
         """Bytes of the model state, a closed form of (budget, n_features)."""
         self._check_fitted()
         B, d = int(self.budget), self.n_features_in_
-        return ad.engine_nbytes(2 * (B + 1), d) + ktvm.twins_nbytes(B, d)
+        return ad.engine_nbytes(2 * (B + 2), d) + ktvm.twins_nbytes(B, d)
 
     # ------------------------------------------------------------ persistence protocol
     def _get_state(self):

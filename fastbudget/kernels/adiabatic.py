@@ -4,13 +4,18 @@ The state is a :class:`EngineState` named tuple of arrays allocated once for a c
 ``n`` of weighted examples ("slots"). Every function here mutates that state in place and
 returns an integer status (``OK`` or one of the failure codes); none of them raises.
 
-Dual problem with per-example bounds ``cb_i = C * w_i``::
+Dual problem with per-example bounds ``cb_i = C0 * w_i`` and a margin target mu::
 
-    min_{0 <= alpha_i <= cb_i}  1/2 sum_ij alpha_i Q_ij alpha_j - sum_i alpha_i + b sum_i y_i alpha_i
+    min_{0 <= alpha_i <= cb_i}  1/2 sum_ij alpha_i Q_ij alpha_j - mu sum_i alpha_i + b sum_i y_i alpha_i
 
-KT conditions (eq. 2 of paper 003): ``g_i = y_i f(x_i) - 1`` is > 0 for alpha_i = 0 (set R),
+KT conditions (eq. 2 of paper 003): ``g_i = y_i f(x_i) - mu`` is > 0 for alpha_i = 0 (set R),
 = 0 for 0 < alpha_i < cb_i (margin set S), < 0 for alpha_i = cb_i (error set E).
 A slot with ``cb_i = 0`` (status Z) carries no constraint.
+
+The margin target is how C changes: substituting alpha = mu alpha_C shows that this problem
+is the ordinary SVM (margin 1) with ``C = C0 / mu``, whose multipliers, bias and decision
+function are the stored ones divided by mu. Changing C is therefore a path in mu alone
+(no bound moves, no error vector is driven), which costs O(n |S|) per step.
 
 Every operation is one *path* in which a set of driven multipliers moves linearly in a
 parameter t while the margin set absorbs the change through R = J^-1 (eq. 9-12), split at
@@ -18,9 +23,10 @@ the bookkeeping events of Sec. 2.3:
 
 - ADD: alpha_c grows from 0 until g_c = 0 (c joins S) or alpha_c = cb_c (c joins E).
 - REMOVE: alpha_c shrinks to 0 (decremental unlearning, Sec. 3).
-- BOUNDS: every bound moves by ``dcb`` (t from 0 to 1); multipliers at their bound (E)
-  follow it (regularization-parameter perturbation, Diehl & Cauwenberghs 2003). This is
-  how reweighting and changing C work.
+- BOUNDS: the bounds of a few listed slots move by ``dcb`` and mu moves by ``dmu``
+  (t from 0 to 1); multipliers at their bound (E) follow it (regularization-parameter
+  perturbation, Diehl & Cauwenberghs 2003). This is how reweighting, changing C and
+  merging twin vectors work.
 
 With an empty margin set the equality constraint pins the driven multipliers, so only b
 moves until the first example reaches the margin (the "S empty" trap in DESIGN.md).
@@ -52,7 +58,6 @@ NOT_FINITE = 4
 ADD = 0
 REMOVE = 1
 BOUNDS = 2
-SCALE_C = 3  # BOUNDS with dcb = (C - C0) * w: driven sums from g in O(n |S|)
 
 # indices into the integer scalar array ``ist``
 I_KCODE = 0
@@ -63,14 +68,16 @@ I_NREBUILD = 4  # rebuilds of R from scratch (drift or singularity)
 I_NREFUSED = 5  # singular growths refused
 I_CHECK_EVERY = 6  # drift check period, in operations
 I_NSTEPS = 7  # adiabatic steps taken in total
-N_IST = 8
+I_NSPARSE = 8  # slots listed in ``sparse`` for a BOUNDS path
+N_IST = 10
 
 # indices into the float scalar array ``fs``
-F_B = 0  # bias b
-F_C = 1  # C (bounds are C * w_i)
+F_B = 0  # bias b (in mu units: the SVM's bias is b / mu)
+F_C = 1  # C0: bounds are C0 * w_i; the SVM's C is C0 / mu
 F_LAST_JR = 2  # last measured max|J R - I|
-F_C0 = 3  # C at the start of a SCALE_C path
-N_FS = 4
+F_MU = 3  # margin target mu
+F_DMU = 4  # change of mu over the current BOUNDS path
+N_FS = 6
 
 # indices into the tolerance array ``tol``
 T_RATE = 0  # sensitivities smaller than this are treated as zero
@@ -84,7 +91,7 @@ EngineState = namedtuple(
         "X", "y", "wt", "cb", "alpha", "g", "status", "S_idx", "spos", "R", "K",
         "kpar", "fs", "ist", "tol",
         # work buffers
-        "beta", "v", "gam", "wv", "dcb", "skip",
+        "beta", "v", "gam", "wv", "dcb", "skip", "sparse", "insp",
     ],
 )
 
@@ -114,10 +121,13 @@ def alloc_state(n, d, kcode, kpar, C, tol_rate=1e-11, tol_singular=1e-8, tol_dri
         wv=np.zeros(n),
         dcb=np.zeros(n),
         skip=np.zeros(n, dtype=np.int8),
+        sparse=np.zeros(n, dtype=np.int64),
+        insp=np.zeros(n, dtype=np.int8),
     )
     st.ist[I_KCODE] = kcode
     st.ist[I_CHECK_EVERY] = check_every
     st.fs[F_C] = C
+    st.fs[F_MU] = 1.0
     st.tol[T_RATE] = tol_rate
     st.tol[T_SINGULAR] = tol_singular
     st.tol[T_DRIFT] = tol_drift
@@ -131,7 +141,7 @@ def state_nbytes(st):
 
 def engine_nbytes(n, d):
     """Closed form of the engine's memory in bytes for ``n`` slots of ``d`` features:
-    ``8 * (n d + n^2 + (n + 1)^2 + 16 n + 2 (n + 1) + 19) + n``."""
+    ``8 * (n d + n^2 + (n + 1)^2 + 12 n + 2 (n + 1) + 21) + 2 n``."""
     return 8 * (
         n * d  # X
         + n * n  # K
@@ -140,8 +150,9 @@ def engine_nbytes(n, d):
         + 3 * n  # status, S_idx, spos (int64)
         + 3 * n  # gam, wv, dcb
         + 2 * (n + 1)  # beta, v
+        + n  # sparse (int64)
         + 3 + N_FS + N_IST + N_TOL  # kpar, fs, ist, tol
-    ) + n  # skip (int8)
+    ) + 2 * n  # skip, insp (int8)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -270,7 +281,8 @@ def _s_add(st, k):
 def run_path(st, mode, c):
     """Follow one adiabatic path (ADD or REMOVE of slot ``c``, or BOUNDS with ``st.dcb``).
 
-    SCALE_C is BOUNDS for a change of C (``st.fs[F_C0]`` -> ``st.fs[F_C]``, ``dcb = dC w``).
+    For BOUNDS, the slots in ``st.sparse[:ist[I_NSPARSE]]`` change bound by ``st.dcb`` and
+    mu changes by ``st.fs[F_DMU]`` (see ``bounds_path``).
     For ADD and REMOVE, slot ``c`` must have status CAND; on return its status is final
     (S, E or R for ADD; the caller frees it for REMOVE). For BOUNDS, ``st.dcb`` holds the
     bound changes (new bound = ``cb + dcb``); ``st.cb`` is moved along. All state arrays are
@@ -326,44 +338,26 @@ def run_path(st, mode, c):
         u = 0.0
         for j in range(hw):
             wv[j] = 0.0
-        if mode == SCALE_C:
-            # E multipliers sit at their bounds C(t) w_d and move at dcb_d = alpha_d dC / C(t),
-            # so sum_E K_jd y_d dcb_d = dC / C(t) (f_j - b - sum_S K_js y_s alpha_s): O(n |S|)
-            C0 = st.fs[F_C0]
-            dC = st.fs[F_C] - C0
-            ratio = dC / (C0 + t * dC)
-            nS0 = st.ist[I_NS]
-            bcur = st.fs[F_B]
-            sy = 0.0
-            for p in range(nS0):
-                j = S_idx[p]
-                sy += y[j] * alpha[j]
-            u = -ratio * sy
-            for j in range(hw):
-                sj = status[j]
-                if sj == FREE:
+        dmu = 0.0
+        if mode == BOUNDS:
+            # E members of the listed slots follow their bounds (rate dcb_d); the margin
+            # target moves at rate dmu, which acts on every g_i alike
+            dmu = st.fs[F_DMU]
+            nsp = st.ist[I_NSPARSE]
+            sparse = st.sparse
+            for k in range(nsp):
+                d = sparse[k]
+                if status[d] != ERROR or dcb[d] == 0.0:
                     continue
-                h = 0.0
-                for p in range(nS0):
-                    q = S_idx[p]
-                    h += K[j, q] * y[q] * alpha[q]
-                fj = y[j] if sj == MARGIN else y[j] * (g[j] + 1.0)
-                wv[j] = ratio * (fj - bcur - h)
-        elif mode == BOUNDS:
-            for d in range(hw):
-                if status[d] == ERROR and dcb[d] != 0.0:
-                    r = dcb[d]
-                    u += y[d] * r
-                    yr = y[d] * r
-                    Kd = K[d]
-                    for j in range(hw):
-                        wv[j] += Kd[j] * yr
+                yr = y[d] * dcb[d]
+                u += yr
+                for j in range(hw):
+                    wv[j] += K[d, j] * yr
         else:
             yr = y[c] * rate
             u = yr
-            Kc = K[c]
             for j in range(hw):
-                wv[j] = Kc[j] * yr
+                wv[j] = K[c, j] * yr
         nS = st.ist[I_NS]
         bonly = False
         sigma = 0.0
@@ -377,7 +371,7 @@ def run_path(st, mode, c):
             v[0] = u
             for p in range(nS):
                 j = S_idx[p]
-                v[p + 1] = y[j] * wv[j]
+                v[p + 1] = y[j] * wv[j] - dmu
             m = nS + 1
             R = st.R
             for i in range(m):
@@ -385,20 +379,23 @@ def run_path(st, mode, c):
                 for j in range(m):
                     s += R[i, j] * v[j]
                 beta[i] = -s
-        # -------- margin sensitivities gamma_i for every live slot outside S (eq. 12)
+        # -------- margin sensitivities gamma_i for every live slot outside S (eq. 12),
+        # accumulated as axpys over the rows K[s, :] of the margin vectors (K is
+        # symmetric): contiguous and vectorisable, unlike a gather K[i, S] per slot
         b0 = beta[0]
-        for i in range(hw):
-            si = status[i]
-            if si == FREE or si == MARGIN:
-                continue
-            if bonly:
+        if bonly:
+            for i in range(hw):
                 gam[i] = y[i] * sigma
-            else:
-                s = wv[i] + b0
-                for p in range(nS):
-                    j = S_idx[p]
-                    s += K[i, j] * y[j] * beta[p + 1]
-                gam[i] = y[i] * s
+        else:
+            for i in range(hw):
+                gam[i] = wv[i] + b0
+            for p in range(nS):
+                j = S_idx[p]
+                cj = y[j] * beta[p + 1]
+                for i in range(hw):
+                    gam[i] += cj * K[j, i]
+            for i in range(hw):
+                gam[i] = y[i] * gam[i] - dmu
         # -------- largest step before the first bookkeeping event (Sec. 2.3)
         ev_kind = 0  # 0 none, 1 end of path, 2 S->R, 3 S->E, 4 E/R->S, 5 c->S
         ev_idx = -1
@@ -410,7 +407,7 @@ def run_path(st, mode, c):
             for p in range(nS):
                 j = S_idx[p]
                 bj = beta[p + 1]
-                dj = dcb[j] if mode >= BOUNDS else 0.0
+                dj = dcb[j] if mode == BOUNDS else 0.0
                 if bj < -eps:
                     x = alpha[j] / (-bj)
                     if x < dt:
@@ -473,12 +470,13 @@ def run_path(st, mode, c):
                 if si != FREE and si != MARGIN:
                     g[i] += gam[i] * dt
         else:
-            if mode >= BOUNDS:
+            if mode == BOUNDS:
                 for i in range(hw):
                     if status[i] == ERROR and dcb[i] != 0.0:
                         alpha[i] += dcb[i] * dt
                 for i in range(hw):
                     cb[i] += dcb[i] * dt
+                st.fs[F_MU] += dmu * dt
                 t += dt
             else:
                 alpha[c] += rate * dt
@@ -543,10 +541,22 @@ def _coef_into(st, a):
 @njit(cache=True, inline="always")
 def _f_slot(K, a, hw, i, b):
     s = b
-    Ki = K[i]
     for j in range(hw):
-        s += Ki[j] * a[j]
+        s += K[i, j] * a[j]
     return s
+
+
+@njit(cache=True)
+def _f_all(st, a, f):
+    """f[i] = sum_j a_j K_ij for i < hw, as axpys over the rows of the support vectors."""
+    hw = st.ist[I_HW]
+    for i in range(hw):
+        f[i] = 0.0
+    for j in range(hw):
+        aj = a[j]
+        if aj != 0.0:
+            for i in range(hw):
+                f[i] += aj * st.K[j, i]
 
 
 @njit(cache=True)
@@ -554,14 +564,18 @@ def refresh(st):
     """Recompute g exactly, after one Newton correction of (b, alpha_S) through R.
 
     The correction solves J [db; dalpha_S] = -[sum_i y_i alpha_i; g_S] with the current R,
-    removing round-off accumulated along the path. Modified in place (``st.wv`` is scratch).
+    removing round-off accumulated along the path. Modified in place (``st.wv`` and
+    ``st.gam`` are scratch).
     """
     hw = st.ist[I_HW]
     nS = st.ist[I_NS]
     y = st.y
     a = st.wv
+    f = st.gam
+    mu = st.fs[F_MU]
     if nS > 0:
         _coef_into(st, a)
+        _f_all(st, a, f)
         v = st.v
         r0 = 0.0
         for i in range(hw):
@@ -570,7 +584,7 @@ def refresh(st):
         b = st.fs[F_B]
         for p in range(nS):
             j = st.S_idx[p]
-            v[p + 1] = y[j] * _f_slot(st.K, a, hw, j, b) - 1.0
+            v[p + 1] = y[j] * (f[j] + b) - mu
         m = nS + 1
         for i in range(m):
             s = 0.0
@@ -581,10 +595,11 @@ def refresh(st):
         for p in range(nS):
             st.alpha[st.S_idx[p]] += st.beta[p + 1]
     _coef_into(st, a)
+    _f_all(st, a, f)
     b = st.fs[F_B]
     for i in range(hw):
         if st.status[i] != FREE:
-            st.g[i] = y[i] * _f_slot(st.K, a, hw, i, b) - 1.0
+            st.g[i] = y[i] * (f[i] + b) - mu
 
 
 @njit(cache=True)
@@ -608,10 +623,11 @@ def check_drift(st, force):
 
 @njit(cache=True)
 def kkt_residual(st):
-    """Largest violation of the KT conditions over live slots, in margin units.
+    """Largest violation of the KT conditions over live slots, in margin units of the SVM
+    (stored values divided by mu).
 
     max over i of: |g_i| on S, max(0, g_i) on E, max(0, -g_i) on R, bound violations of
-    alpha, and |sum_i y_i alpha_i| / max(1, sum_i alpha_i). Reads the stored g (call
+    alpha, and |sum_i y_i alpha_i| / max(mu, sum_i alpha_i). Reads the stored g (call
     ``refresh`` first for exact values).
     """
     hw = st.ist[I_HW]
@@ -640,8 +656,9 @@ def kkt_residual(st):
             v = max(v, a - st.cb[i])
         if v > worst:
             worst = v
-    eq = abs(s_eq) / max(1.0, s_a)
-    return max(worst, eq)
+    mu = st.fs[F_MU]
+    eq = abs(s_eq) / max(mu, s_a)
+    return max(worst / mu, eq)
 
 
 @njit(cache=True)
@@ -680,7 +697,7 @@ def place(st, c, x, yc):
     st.cb[c] = 0.0
     st.alpha[c] = 0.0
     st.status[c] = ZERO
-    st.g[c] = yc * decision_at_slot(st, c) - 1.0
+    st.g[c] = yc * decision_at_slot(st, c) - st.fs[F_MU]
 
 
 @njit(cache=True)
@@ -704,7 +721,7 @@ def place_copy(st, c, src, yc):
     st.cb[c] = 0.0
     st.alpha[c] = 0.0
     st.status[c] = ZERO
-    st.g[c] = yc * decision_at_slot(st, c) - 1.0
+    st.g[c] = yc * decision_at_slot(st, c) - st.fs[F_MU]
 
 
 @njit(cache=True)
@@ -716,7 +733,7 @@ def _activate(st, c, w):
     if st.cb[c] <= 0.0:
         st.status[c] = ZERO
         return OK
-    gc = st.y[c] * decision_at_slot(st, c) - 1.0
+    gc = st.y[c] * decision_at_slot(st, c) - st.fs[F_MU]
     st.g[c] = gc
     if gc >= 0.0:
         st.status[c] = RESERVE
@@ -766,24 +783,44 @@ def remove(st, c):
 
 
 @njit(cache=True)
-def _bounds_path(st, mode=BOUNDS):
-    """Run a BOUNDS (or SCALE_C) path for ``st.dcb``, then snap bounds and E multipliers.
+def bounds_path(st, mu_new, nsp):
+    """One exact path moving the weights of the ``nsp`` slots listed in ``st.sparse`` to
+    the values already written in ``st.wt`` (their old weights are in ``st.dcb`` on entry)
+    while the margin target moves to ``mu_new``. Bounds end at ``C0 * wt``.
 
-    ``st.wt`` must already hold the target weights (bounds end at ``C * wt``). A weight-0
-    slot whose bound grows starts in E (g < 0) or R; a slot whose bound reaches 0 ends with
-    status Z. This makes "move weight from some slots to others" one path (used by twin
-    merging)."""
+    A weight-0 slot whose bound grows starts in E (g < 0) or R; a slot whose bound reaches
+    0 ends with status Z. Merging twins is therefore one path ("move weight from some slots
+    to others"), and so is reweighting or changing C (Diehl & Cauwenberghs 2003). Without
+    the final refresh; modified in place; returns a status.
+    """
     hw = st.ist[I_HW]
+    C0 = st.fs[F_C]
     for i in range(hw):
+        st.insp[i] = 0
+    for k in range(nsp):
+        st.insp[st.sparse[k]] = 1
+    for i in range(hw):
+        if st.insp[i] and st.status[i] != FREE:
+            st.dcb[i] = C0 * (st.wt[i] - st.dcb[i])
+        else:
+            st.dcb[i] = 0.0
+    for k in range(nsp):
+        st.insp[st.sparse[k]] = 0
+    st.ist[I_NSPARSE] = nsp
+    st.fs[F_DMU] = mu_new - st.fs[F_MU]
+    for k in range(nsp):
+        i = st.sparse[k]
         if st.status[i] == ZERO and st.dcb[i] > 0.0:
             st.alpha[i] = 0.0
             st.status[i] = ERROR if st.g[i] < 0.0 else RESERVE
-    s = run_path(st, mode, -1)
-    for i in range(hw):
+    s = run_path(st, BOUNDS, -1)
+    st.ist[I_NSPARSE] = 0
+    st.fs[F_DMU] = 0.0
+    st.fs[F_MU] = mu_new
+    for k in range(nsp):
+        i = st.sparse[k]
         si = st.status[i]
-        if si == FREE:
-            continue
-        st.cb[i] = st.fs[F_C] * st.wt[i]
+        st.cb[i] = C0 * st.wt[i]
         if st.cb[i] <= 0.0:
             if si == MARGIN:
                 _s_remove(st, i)
@@ -797,23 +834,25 @@ def _bounds_path(st, mode=BOUNDS):
 
 
 @njit(cache=True)
-def transfer(st, n_src, src, dst, w_dst):
-    """Move weight along one exact path: the slots ``src[:n_src]`` go to weight 0 while each
-    slot ``dst[k]`` goes to weight ``w_dst[k]`` (it must be live, e.g. freshly ``place``d).
-    Without the final refresh. Modified in place; returns a status."""
-    hw = st.ist[I_HW]
-    C = st.fs[F_C]
-    for i in range(hw):
-        st.dcb[i] = 0.0
+def transfer(st, n_src, src, dst, w_dst, mu_new):
+    """Move weight along one exact path: the slots ``src[:n_src]`` go to weight 0 while
+    each slot ``dst[k]`` goes to weight ``w_dst[k]`` (it must be live, e.g. freshly
+    ``place``d), and the margin target goes to ``mu_new``. Without the final refresh;
+    returns a status."""
+    nsp = 0
     for k in range(n_src):
         i = src[k]
-        st.dcb[i] = -C * st.wt[i]
+        st.sparse[nsp] = i
+        st.dcb[i] = st.wt[i]
         st.wt[i] = 0.0
+        nsp += 1
     for k in range(dst.shape[0]):
         i = dst[k]
-        st.dcb[i] += C * (w_dst[k] - st.wt[i])
+        st.sparse[nsp] = i
+        st.dcb[i] = st.wt[i]
         st.wt[i] = w_dst[k]
-    return _bounds_path(st, BOUNDS)
+        nsp += 1
+    return bounds_path(st, mu_new, nsp)
 
 
 @njit(cache=True)
@@ -828,28 +867,21 @@ def reweight(st, c, w):
     elif w == 0.0:
         s = _deactivate(st, c)
     else:
-        hw = st.ist[I_HW]
-        for i in range(hw):
-            st.dcb[i] = 0.0
-        st.dcb[c] = st.fs[F_C] * (w - old)
+        st.sparse[0] = c
+        st.dcb[c] = old
         st.wt[c] = w
-        s = _bounds_path(st)
+        s = bounds_path(st, st.fs[F_MU], 1)
     return _finish(st, s)
 
 
 @njit(cache=True)
 def change_C(st, C):
-    """Move every bound C * w_i to the new C along the exact path (regularisation-parameter
-    perturbation, Diehl & Cauwenberghs 2003), without the final refresh. Modified in place."""
-    old = st.fs[F_C]
-    if C == old:
+    """Move the SVM's C (= C0 / mu) to ``C`` along the exact path in mu, without the final
+    refresh (regularisation-parameter perturbation, Diehl & Cauwenberghs 2003)."""
+    mu_new = st.fs[F_C] / C
+    if mu_new == st.fs[F_MU]:
         return OK
-    hw = st.ist[I_HW]
-    for i in range(hw):
-        st.dcb[i] = (C - old) * st.wt[i] if st.status[i] != FREE else 0.0
-    st.fs[F_C0] = old
-    st.fs[F_C] = C
-    return _bounds_path(st, SCALE_C)
+    return bounds_path(st, mu_new, 0)
 
 
 @njit(cache=True)
@@ -866,12 +898,12 @@ def loo_margin(st, c):
     Returns (status, margin).
     """
     if st.status[c] == RESERVE or st.status[c] == ZERO or st.alpha[c] == 0.0:
-        return OK, st.g[c] + 1.0
+        return OK, (st.g[c] + st.fs[F_MU]) / st.fs[F_MU]
     s = _deactivate(st, c)
     if s != OK:
         return s, np.nan
     refresh(st)
-    return OK, st.g[c] + 1.0
+    return OK, (st.g[c] + st.fs[F_MU]) / st.fs[F_MU]
 
 
 @njit(cache=True)

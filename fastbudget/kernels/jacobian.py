@@ -115,6 +115,52 @@ def build_J(y, K, S_idx, nS, J):
 
 
 @njit(cache=True)
+def invert_into(A, out, tol):
+    """Gauss-Jordan inverse of the square ``A`` (destroyed) into ``out`` with partial
+    pivoting. Returns OK, or SINGULAR (``out`` then undefined) when a pivot falls below
+    ``tol`` times the largest entry of ``A``: LAPACK's ``inv`` would raise instead, and
+    compiled kernels report failures as status codes."""
+    m = A.shape[0]
+    scale = 0.0
+    for i in range(m):
+        for j in range(m):
+            out[i, j] = 1.0 if i == j else 0.0
+            if abs(A[i, j]) > scale:
+                scale = abs(A[i, j])
+    if scale == 0.0:
+        return SINGULAR
+    for col in range(m):
+        piv = col
+        best = abs(A[col, col])
+        for r in range(col + 1, m):
+            if abs(A[r, col]) > best:
+                best = abs(A[r, col])
+                piv = r
+        if best <= tol * scale:
+            return SINGULAR
+        if piv != col:
+            for j in range(m):
+                t = A[col, j]
+                A[col, j] = A[piv, j]
+                A[piv, j] = t
+                t = out[col, j]
+                out[col, j] = out[piv, j]
+                out[piv, j] = t
+        inv = 1.0 / A[col, col]
+        for j in range(m):
+            A[col, j] *= inv
+            out[col, j] *= inv
+        for r in range(m):
+            if r != col:
+                f = A[r, col]
+                if f != 0.0:
+                    for j in range(m):
+                        A[r, j] -= f * A[col, j]
+                        out[r, j] -= f * out[col, j]
+    return OK
+
+
+@njit(cache=True)
 def r_rebuild(y, K, S_idx, nS, R):
     """Rebuild R = J^-1 from scratch (O(nS^3)); ``R`` is modified in place.
 
@@ -123,10 +169,13 @@ def r_rebuild(y, K, S_idx, nS, R):
     m = nS + 1
     J = np.empty((m, m))
     build_J(y, K, S_idx, nS, J)
-    # condition check through the SVD-free route: solve and verify the residual
-    Rn = np.linalg.inv(J)
-    if not np.all(np.isfinite(Rn)):
+    Rn = np.empty((m, m))
+    if invert_into(J, Rn, 1e-13) != OK:
         return SINGULAR
+    for i in range(m):
+        for j in range(m):
+            if not np.isfinite(Rn[i, j]):
+                return SINGULAR
     for i in range(m):
         for j in range(m):
             R[i, j] = Rn[i, j]

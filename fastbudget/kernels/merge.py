@@ -147,12 +147,19 @@ def nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, tmp
 
 
 @njit(cache=True)
-def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, tmp):
+def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, tmp,
+              dlist):
     """Refresh the cache after the twins flagged in ``dirty`` (int8) changed position,
     weight, side or activity (``active``, int8). Rows of dirty twins, and rows whose partner
     is dirty, are recomputed in full; every other active row only compares against the
-    dirty active twins. Inactive rows are cleared. Modified in place."""
+    dirty active twins. Inactive rows are cleared. ``dlist`` (int64, len >= n) is scratch.
+    Modified in place. Cost O(B (d + n_dirty)) plus O(B d) per recomputed row."""
     n = active.shape[0]
+    nd = 0
+    for j in range(n):
+        if dirty[j] and active[j]:
+            dlist[nd] = j
+            nd += 1
     for i in range(n):
         if not active[i]:
             nn_idx[i] = -1
@@ -161,8 +168,9 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
         if dirty[i] or nn_idx[i] < 0 or dirty[nn_idx[i]]:
             nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, tmp)
         else:
-            for j in range(n):
-                if dirty[j] and active[j] and j != i and _allowed(side, one_sided, i, j):
+            for k in range(nd):
+                j = dlist[k]
+                if j != i and _allowed(side, one_sided, i, j):
                     c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
                     if c < nn_d[i]:
                         nn_d[i] = c

@@ -1,17 +1,19 @@
 """The Twin Vector Machine's per-example loop (Wang & Vucetic 2009, paper 000, Alg. 1-3).
 
 Twin index t occupies engine slots 2t (its positive half, weight s_t+) and 2t+1 (its
-negative half, weight s_t-), both at pivot q_t. There are B + 1 twin indices: at most B
-are active, and when the budget is full the remaining one is the *spare* that receives a
-merged twin. The engine keeps the KT conditions on every half at all times; this module
+negative half, weight s_t-), both at pivot q_t. There are B + 2 twin indices: at most B
+are active; the others are *spares* that receive the new example and a merged twin. The engine keeps the KT conditions on every half at all times; this module
 decides which twins change (Beneficial, UpdateTV) and drives the engine through the
 changes (UpdateTVM), keeps C * sum_t (s_t+ + s_t-) constant (Sec. 4.3) and refreshes the
 nearest-merge-neighbour cache.
 
-A merge of twins i and j into q_new is one exact *transfer* path: the weights of i and j
-flow continuously to the spare twin placed at q_new (the engine's bound path). Because
-q_new lies between q_i and q_j the model moves little, so the path is short; unlearning
-i and j and learning q_new separately would take several times as many bookkeeping steps.
+Every accepted example is ONE exact *transfer* path of the engine: the weights of the
+twins that leave (a merged pair, or a twin beyond m2) flow continuously to the spares
+placed at q_new and at the new example, while C moves to C * B / sum(s) (Sec. 4.3) as a
+change of the engine's margin target mu = sum(s) / B (bounds stay C * s).
+Because q_new lies between q_i and q_j the model moves little, so the path is short;
+unlearning i and j, learning q_new and the example, and then changing C as separate
+paths took about five times as many bookkeeping steps.
 """
 from collections import namedtuple
 
@@ -20,7 +22,7 @@ from numba import njit
 
 from . import adiabatic as ad
 from .kernel import kernel_value
-from .merge import best_pairs, merge_point, nn_update
+from .merge import merge_point, nn_update
 
 # integer counters in ``TwinState.ist``
 T_NTW = 0  # active twins
@@ -29,8 +31,9 @@ T_ACCEPTED = 2  # examples found Beneficial
 T_MERGES = 3
 T_REJECTED = 4  # overflow twins dropped because every merge candidate was rejected
 T_REMOVED = 5  # twins removed beyond the buffer zone m2
-T_SPARE = 6  # the inactive twin index that receives the next merged twin
-N_TIST = 8
+T_SPARE = 6  # first spare twin index
+T_SPARE2 = 7  # second spare twin index
+N_TIST = 10
 
 # float parameters in ``TwinState.par``
 P_M1 = 0
@@ -41,56 +44,53 @@ P_CONTROL_C = 4  # 1.0: keep C_eff * sum(s) = C * B
 P_MERGE = 5  # merge.INPUT or merge.FEATURE
 P_ONE_SIDED = 6
 P_SSUM = 7  # sum of all twin weights
-N_TPAR = 8
+P_TRIES = 8  # merge candidates tried before the new example is dropped
+N_TPAR = 10
 
 TwinState = namedtuple(
     "TwinState",
     ["Q", "s_pos", "s_neg", "s_tot", "coef", "fq", "side", "active", "nn_idx", "nn_d",
-     "dirty", "qnew", "tmp", "src", "dst", "wdst", "ist", "par"],
+     "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par"],
 )
 
 
 def alloc_twins(budget, d):
-    """Allocate the twin arrays for ``budget`` twins (+1 spare) of ``d`` features."""
-    n = int(budget) + 1
+    """Allocate the twin arrays for ``budget`` twins (+2 spares) of ``d`` features."""
+    n = int(budget) + 2
     tw = TwinState(
         Q=np.zeros((n, d)), s_pos=np.zeros(n), s_neg=np.zeros(n), s_tot=np.zeros(n),
         coef=np.zeros(n), fq=np.zeros(n), side=np.zeros(n, dtype=np.int8),
         active=np.zeros(n, dtype=np.int8), nn_idx=np.full(n, -1, dtype=np.int64),
-        nn_d=np.full(n, np.inf), dirty=np.zeros(n, dtype=np.int8), qnew=np.zeros(d),
-        tmp=np.zeros(d), src=np.zeros(4, dtype=np.int64), dst=np.zeros(2, dtype=np.int64),
-        wdst=np.zeros(2), ist=np.zeros(N_TIST, dtype=np.int64), par=np.zeros(N_TPAR),
+        nn_d=np.full(n, np.inf), dirty=np.zeros(n, dtype=np.int8),
+        order=np.zeros(n, dtype=np.int64), qnew=np.zeros(d),
+        tmp=np.zeros(d), src=np.zeros(4, dtype=np.int64), dst=np.zeros(3, dtype=np.int64),
+        wdst=np.zeros(3), ist=np.zeros(N_TIST, dtype=np.int64), par=np.zeros(N_TPAR),
     )
-    tw.ist[T_SPARE] = n - 1
+    tw.ist[T_SPARE] = n - 2
+    tw.ist[T_SPARE2] = n - 1
     return tw
 
 
 def twins_nbytes(B, d):
-    """Closed form of the twin arrays' bytes for budget B: with n = B + 1,
-    ``8 (n d + 7 n + 2 d + 8 + N_TIST + N_TPAR) + 3 n``."""
-    n = B + 1
-    return 8 * (n * d + 5 * n + n + 2 * d + 4 + 2 + 2 + N_TIST + N_TPAR) + 3 * n
+    """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
+    ``8 (n d + 7 n + 2 d + 10 + N_TIST + N_TPAR) + 3 n``."""
+    n = B + 2
+    return 8 * (n * d + 7 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 3 * n
 
 
 @njit(cache=True, inline="always")
 def twin_decision(st, tw, x):
-    """f(x) = sum_t (alpha_t+ - alpha_t-) K(q_t, x) + b over the active twins."""
+    """f(x) = sum_t (alpha_t+ - alpha_t-) K(q_t, x) + b over the active twins.
+
+    The engine stores the problem with margin target mu = sum(s) / B (control of C), so
+    the stored coefficients and bias are divided by mu."""
     code = st.ist[ad.I_KCODE]
     s = st.fs[ad.F_B]
     for j in range(tw.coef.shape[0]):
         c = tw.coef[j]
         if c != 0.0:
             s += c * kernel_value(code, st.kpar, tw.Q[j], x)
-    return s
-
-
-@njit(cache=True)
-def _clear_twin(st, j):
-    """Unlearn both halves of twin j (decremental paths); the slots stay live with weight 0."""
-    s = ad._deactivate(st, 2 * j)
-    if s != ad.OK:
-        return s
-    return ad._deactivate(st, 2 * j + 1)
+    return s / st.fs[ad.F_MU]
 
 
 @njit(cache=True)
@@ -108,60 +108,35 @@ def _place_twin(st, tw, j, q, sp, sn):
 
 
 @njit(cache=True)
-def _set_twin(st, tw, j, q, sp, sn):
-    """Put twin j at pivot q with weights (sp, sn) and learn its halves (incremental paths)."""
-    _place_twin(st, tw, j, q, sp, sn)
-    s = ad.OK
-    if sp > 0.0:
-        s = ad._activate(st, 2 * j, sp)
-        if s != ad.OK:
-            return s
-    if sn > 0.0:
-        s = ad._activate(st, 2 * j + 1, sn)
-    return s
-
-
-@njit(cache=True)
-def _merge(st, tw, i, j):
-    """Merge twins i and j into the spare twin at ``tw.qnew`` along one transfer path; i
-    becomes the spare, j is left empty (weight 0) for the new example."""
-    k = tw.ist[T_SPARE]
-    msp = tw.s_pos[i] + tw.s_pos[j]
-    msn = tw.s_neg[i] + tw.s_neg[j]
-    _place_twin(st, tw, k, tw.qnew, msp, msn)
-    tw.src[0] = 2 * i
-    tw.src[1] = 2 * i + 1
-    tw.src[2] = 2 * j
-    tw.src[3] = 2 * j + 1
-    tw.dst[0] = 2 * k
-    tw.dst[1] = 2 * k + 1
-    tw.wdst[0] = msp
-    tw.wdst[1] = msn
-    s = ad.transfer(st, 4, tw.src, tw.dst, tw.wdst)
-    for t in (i, j):
-        tw.s_pos[t] = 0.0
-        tw.s_neg[t] = 0.0
-        tw.s_tot[t] = 0.0
-        tw.coef[t] = 0.0
-        tw.active[t] = 0
-        tw.dirty[t] = 1
-    tw.ist[T_SPARE] = i
-    return s
+def _retire(tw, t):
+    """Twin t leaves (its halves are at weight 0 after the transfer)."""
+    tw.s_pos[t] = 0.0
+    tw.s_neg[t] = 0.0
+    tw.s_tot[t] = 0.0
+    tw.coef[t] = 0.0
+    tw.active[t] = 0
+    tw.dirty[t] = 1
 
 
 @njit(cache=True)
 def _sync(st, tw, mode):
     """After an update: exact g, twin coefficients, f at the pivots, sides, and the
     nearest-merge-neighbour cache. Returns a status (drift check)."""
-    ad.refresh(st)
-    s = ad.check_drift(st, False)
+    # exact g (and one Newton correction of alpha_S, b) every ``check_every`` updates, with
+    # the drift check of R; in between, the paths keep g up to date incrementally
+    s = ad.OK
+    st.ist[ad.I_NOPS] += 1
+    if st.ist[ad.I_NOPS] >= st.ist[ad.I_CHECK_EVERY]:
+        ad.refresh(st)
+        s = ad.check_drift(st, True)
     one_sided = tw.par[P_ONE_SIDED] > 0.0
     for j in range(tw.active.shape[0]):
         if not tw.active[j]:
             tw.coef[j] = 0.0
             continue
         tw.coef[j] = st.alpha[2 * j] - st.alpha[2 * j + 1]
-        f = st.g[2 * j] + 1.0
+        mu = st.fs[ad.F_MU]
+        f = (st.g[2 * j] + mu) / mu
         tw.fq[j] = f
         side = 1 if f >= 0.0 else -1
         if side != tw.side[j]:
@@ -169,10 +144,17 @@ def _sync(st, tw, mode):
             if one_sided:
                 tw.dirty[j] = 1
     nn_update(mode, st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.s_tot, tw.side, one_sided,
-              tw.active, tw.dirty, tw.nn_idx, tw.nn_d, tw.tmp)
+              tw.active, tw.dirty, tw.nn_idx, tw.nn_d, tw.tmp, tw.order)
     for j in range(tw.active.shape[0]):
         tw.dirty[j] = 0
     return s
+
+
+@njit(cache=True)
+def _add_dst(tw, m, slot, w):
+    tw.dst[m] = slot
+    tw.wdst[m] = w
+    return m + 1
 
 
 @njit(cache=True)
@@ -188,13 +170,17 @@ def _learn_one(st, tw, x, yi, B):
             return ad.OK, False
     tw.ist[T_ACCEPTED] += 1
     mode = int(tw.par[P_MERGE])
+    half = 0 if yi > 0 else 1
     sp = 1.0 if yi > 0 else 0.0
-    sn = 1.0 - sp
-    s = ad.OK
+    s1 = tw.ist[T_SPARE]
+    s2 = tw.ist[T_SPARE2]
+    n_src = 0
+    leave1 = -1
+    leave2 = -1
     if n < B:
-        tw.ist[T_NTW] = n + 1
-        s = _set_twin(st, tw, n, x, sp, sn)
-        tw.par[P_SSUM] += 1.0
+        # UpdateTV, room left: the example becomes a twin (it takes the spare s1 and the
+        # next unused index becomes the spare)
+        pass
     else:
         k = -1
         worst = -1.0
@@ -205,22 +191,42 @@ def _learn_one(st, tw, x, yi, B):
                     worst = a
                     k = j
         if worst > tw.par[P_M2]:
+            # a twin beyond the buffer zone leaves to make room
             tw.ist[T_REMOVED] += 1
-            tw.par[P_SSUM] += 1.0 - tw.s_tot[k]
-            s = _clear_twin(st, k)
-            if s == ad.OK:
-                s = _set_twin(st, tw, k, x, sp, sn)
+            leave1 = k
         else:
-            i1, j1, i2, j2 = best_pairs(tw.active.shape[0], tw.nn_idx, tw.nn_d)
             code = st.ist[ad.I_KCODE]
             eta = tw.par[P_ETA]
+            n_tries = int(tw.par[P_TRIES])
             mi = -1
             mj = -1
-            for attempt in range(2):
-                i = i1 if attempt == 0 else i2
-                j = j1 if attempt == 0 else j2
-                if i < 0 or j < 0:
-                    continue
+            # candidate pairs in increasing merge cost: each twin with its cached best
+            # partner (Sec. 4.2.4: when a pair fails the rejection test, the next best
+            # candidates are considered)
+            nt = tw.active.shape[0]
+            m = 0
+            for i in range(nt):
+                if tw.active[i] and tw.nn_idx[i] >= 0:
+                    tw.order[m] = i
+                    m += 1
+            tried = 0
+            last_i = -1
+            last_j = -1
+            while tried < n_tries and m > 0:
+                bi = 0
+                for p in range(1, m):
+                    if tw.nn_d[tw.order[p]] < tw.nn_d[tw.order[bi]]:
+                        bi = p
+                i = tw.order[bi]
+                tw.order[bi] = tw.order[m - 1]
+                m -= 1
+                j = tw.nn_idx[i]
+                if i == last_j and j == last_i:
+                    continue  # the same pair seen from its other twin
+                last_i = i
+                last_j = j
+                tried += 1
+                tw.ist[8] += 1
                 merge_point(mode, code, st.kpar, tw.Q, tw.s_tot, i, j, tw.qnew, tw.tmp)
                 if eta >= 0.0:
                     fnew = twin_decision(st, tw, tw.qnew)
@@ -240,16 +246,56 @@ def _learn_one(st, tw, x, yi, B):
                 tw.ist[T_REJECTED] += 1
                 return ad.OK, True
             tw.ist[T_MERGES] += 1
-            s = _merge(st, tw, mi, mj)
-            if s == ad.OK:
-                s = _set_twin(st, tw, mj, x, sp, sn)
-            tw.par[P_SSUM] += 1.0
+            leave1 = mi
+            leave2 = mj
+    # ---- UpdateTVM: place the new twins on the spares, then one transfer path
+    m = 0
+    if leave2 >= 0:
+        msp = tw.s_pos[leave1] + tw.s_pos[leave2]
+        msn = tw.s_neg[leave1] + tw.s_neg[leave2]
+        _place_twin(st, tw, s2, tw.qnew, msp, msn)
+        if msp > 0.0:
+            m = _add_dst(tw, m, 2 * s2, msp)
+        if msn > 0.0:
+            m = _add_dst(tw, m, 2 * s2 + 1, msn)
+    _place_twin(st, tw, s1, x, sp, 1.0 - sp)
+    m = _add_dst(tw, m, 2 * s1 + half, 1.0)
+    ssum = tw.par[P_SSUM] + 1.0
+    if leave1 >= 0:
+        tw.src[n_src] = 2 * leave1
+        tw.src[n_src + 1] = 2 * leave1 + 1
+        n_src += 2
+        if leave2 < 0:
+            ssum -= tw.s_tot[leave1]
+    if leave2 >= 0:
+        tw.src[n_src] = 2 * leave2
+        tw.src[n_src + 1] = 2 * leave2 + 1
+        n_src += 2
+    tw.par[P_SSUM] = ssum
+    # control of C (Sec. 4.3): C_eff = C B / sum(s), i.e. margin target mu = sum(s) / B
+    mu_new = ssum / B if tw.par[P_CONTROL_C] > 0.0 else st.fs[ad.F_MU]
+    s = ad.transfer(st, n_src, tw.src, tw.dst[:m], tw.wdst[:m], mu_new)
+    # ---- bookkeeping of the twin indices
+    if leave1 >= 0:
+        _retire(tw, leave1)
+    if leave2 >= 0:
+        _retire(tw, leave2)
+    if n < B:
+        tw.ist[T_NTW] = n + 1
+        # spares: s2 stays; the new spare s1 is the lowest never-used index
+        nxt = -1
+        for t in range(tw.active.shape[0]):
+            if not tw.active[t] and t != s2 and tw.s_tot[t] == 0.0 and t != s1:
+                nxt = t
+                break
+        tw.ist[T_SPARE] = nxt
+    elif leave2 >= 0:
+        tw.ist[T_SPARE] = leave1
+        tw.ist[T_SPARE2] = leave2
+    else:
+        tw.ist[T_SPARE] = leave1
     if s != ad.OK:
         return s, True
-    if tw.par[P_CONTROL_C] > 0.0:
-        s = ad.change_C(st, tw.par[P_C] * B / tw.par[P_SSUM])
-        if s != ad.OK:
-            return s, True
     s = _sync(st, tw, mode)
     return s, True
 
