@@ -1,0 +1,55 @@
+"""``fastbudget.warmup()``: compile every compiled path once, on tiny inputs.
+
+Numba compiles a function the first time it runs and caches the machine code on disk
+(``cache=True``), so the first call in a fresh install pays the compile time and later
+processes load it from the cache. Call ``warmup()`` once after installing (the ``fastbudget
+warmup`` command does the same) to move that cost out of the first real fit.
+"""
+import time
+
+import numpy as np
+
+
+def warmup(verbose=False):
+    """Run every learner on a tiny problem so that all compiled functions are built.
+
+    Returns the seconds it took (large on the first call in a fresh install, small once
+    the on-disk cache is filled).
+    """
+    from .engine import IncrementalEngine
+    from .estimators.baselines import (BSGDClassifier, ForgetronClassifier,
+                                       PegasosClassifier, PerceptronClassifier,
+                                       RandomBudgetClassifier)
+    from .estimators.idsvm import IncrementalSVC
+    from .estimators.streamsvm import StreamSVMClassifier
+    from .estimators.tvm import TVMClassifier
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    jobs = []
+    for kernel in ("rbf", "linear", "poly"):
+        for merge in ("input", "feature"):
+            jobs.append(TVMClassifier(budget=6, kernel=kernel, gamma=1.0, merge=merge))
+        jobs.append(IncrementalSVC(kernel=kernel, gamma=1.0, capacity=64))
+    jobs += [
+        StreamSVMClassifier(), StreamSVMClassifier(kernel="rbf", gamma=1.0, lookahead=4),
+        StreamSVMClassifier(n_balls=3), RandomBudgetClassifier(budget=8, gamma=1.0),
+        ForgetronClassifier(budget=8, gamma=1.0), PerceptronClassifier(budget=8, gamma=1.0),
+        PegasosClassifier(), BSGDClassifier(budget=8, gamma=1.0),
+    ]
+    for est in jobs:
+        t = time.perf_counter()
+        est.fit(X, y)
+        est.decision_function(X)
+        if verbose:
+            print(f"{type(est).__name__:<24s} {time.perf_counter() - t:7.2f} s")
+    eng = IncrementalEngine(16, 2, C=1.0, gamma=1.0)
+    slots = [eng.add(X[i], 1.0 if y[i] > 0 else -1.0) for i in range(12)]
+    eng.reweight(slots[0], 2.0)
+    eng.set_C(2.0)
+    eng.loo(slots[1])
+    eng.remove(slots[2])
+    eng.kkt_residual()
+    return time.perf_counter() - t0
