@@ -1,0 +1,282 @@
+"""SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002)."""
+import numpy as np
+
+from ..base import BudgetClassifier
+from ..engine import NumericalError, _MESSAGES, kernel_params, resolve_gamma
+from ..kernels import adiabatic as ad
+from ..kernels import span as ks
+from ..kernels.kernel import decision_values
+
+_ENGINE_FIELDS = ad.EngineState._fields
+_WORK_FIELDS = ks.SpanWork._fields
+_POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
+
+
+class SpanBudgetClassifier(BudgetClassifier):
+    """Online kernel SVM on a fixed budget of support vectors, replaced by the S-span.
+
+    Agarwal, Saradhi & Karnick (ESANN 2008, paper 002). The model is at every moment the
+    exact soft-margin SVM on the support vectors it holds, kept by the exact incremental /
+    decremental engine (Cauwenberghs & Poggio 2000). An arrival ``(x, y)`` the model
+    classifies correctly (``y f(x) > margin``) is ignored. A misclassified one is learned
+    while fewer than ``budget`` support vectors are held; once the memory is full:
+
+    - ``policy='span'``: x is tried in place of every stored support vector (each trial is
+      the exact SVM on the swapped set, one weight-transfer path); the swap giving the least
+      S-span (largest span over the support vectors, paper 002 eq. 1) is made, by exact
+      decremental unlearning and incremental learning (steps 5-6), only if it lowers the
+      S-span; otherwise x is turned away;
+    - ``policy='lru'``: the oldest stored support vector is unlearned and x learned (the
+      paper's LRU baseline, same exact updates).
+
+    Examples whose multiplier falls to 0 are dropped (exact: they do not shape the model), so
+    the memory holds support vectors only. Spans come from the engine's inverse Jacobian
+    (see :mod:`fastbudget.kernels.span`). Each ``partial_fit`` chunk is one compiled call.
+
+    Parameters
+    ----------
+    budget : int, default=50
+        Most support vectors held (N, the paper's memory limit); the engine has
+        ``budget + 1`` slots (the spare one holds the arrival during the swap search).
+    policy : {'span', 'lru'}, default='span'
+    C : float, default=1.0
+        Box constraint; an example of weight w has the bound ``C * w``.
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float, 'scale', 'auto' or None, default='scale'
+        As in scikit-learn, resolved on the first chunk (None = 'auto' = ``1/n_features``).
+    degree : int, default=3
+    coef0 : float, default=0.0
+    margin : float in [0, 1), default=0.0
+        An arrival updates the model when ``y f(x) <= margin``; 0 is the paper's "fails to
+        classify correctly".
+
+    Attributes
+    ----------
+    classes_, n_features_in_, gamma_
+    support_vectors_ : ndarray (n_SV, n_features)
+    dual_coef_ : ndarray (1, n_SV), ``alpha_i y_i``
+    intercept_ : ndarray (1,)
+    n_support_ : int
+    n_swaps_, n_rejected_, n_updates_ : int, replacements made, arrivals turned away by the
+        span test, arrivals that triggered an update
+    engine_state_ : the engine's :class:`~fastbudget.kernels.adiabatic.EngineState`
+
+    Examples
+    --------
+    >>> from fastbudget.datasets import make_drifting_gaussians
+    >>> from fastbudget.estimators.span import SpanBudgetClassifier
+    >>> X, y = make_drifting_gaussians(400, random_state=0)
+    >>> clf = SpanBudgetClassifier(budget=20, C=10.0, gamma=0.5).fit(X, y)
+    >>> clf.n_support_ <= 20
+    True
+    >>> bool(clf.score(X, y) > 0.7)
+    True
+    """
+
+    def __init__(self, budget=50, policy="span", C=1.0, kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, margin=0.0):
+        self.budget = budget
+        self.policy = policy
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.margin = margin
+
+    # ------------------------------------------------------------ protocol
+    def _validate_params(self):
+        if not isinstance(self.policy, str) or self.policy not in _POLICIES:
+            raise ValueError(f"policy must be 'span' or 'lru'; got {self.policy!r}.")
+        self._check_param("degree", self.degree, low=1, low_inclusive=True, integer=True)
+        self._check_param("coef0", self.coef0)
+        self._check_param("margin", self.margin, low=0.0, low_inclusive=True)
+        if self.margin >= 1.0:
+            raise ValueError(f"margin must be in [0, 1); got {self.margin!r}.")
+
+    def _structure(self):
+        return (int(self.budget), self.kernel, self.degree, float(self.coef0))
+
+    def _init_state(self, n_features):
+        self._allocated = False
+        self._fitted_structure = self._structure()
+
+    def _allocate(self, X):
+        self.gamma_ = resolve_gamma(self.gamma, X)
+        code, kpar = kernel_params(self.kernel, self.gamma_, self.degree, self.coef0)
+        n = int(self.budget) + 1
+        self._st = ad.alloc_state(n, X.shape[1], code, kpar, float(self.C))
+        self._wk = ks.alloc_work(n, ad.N_FS, ad.N_IST)
+        self._allocated = True
+
+    def _partial_fit_encoded(self, X, y_pm, sample_weight):
+        if self._structure() != self._fitted_structure:
+            raise ValueError(
+                f"Parameters that size the state changed since the model was started "
+                f"({self._fitted_structure} -> {self._structure()}); call fit to start a new "
+                "model, or restore the previous values.")
+        if not self._allocated:
+            self._allocate(X)
+        st = self._st
+        if float(self.C) != self.C_:
+            ad.set_C(st, float(self.C))  # exact path to the new C
+        policy = _POLICIES[self.policy]
+        status, done = ks.span_learn(st, self._wk, X, y_pm, sample_weight, int(self.budget),
+                                     policy, float(self.margin))
+        if status != ad.OK:
+            raise NumericalError(
+                f"Exact SVM update failed at row {done} of the chunk: "
+                f"{_MESSAGES.get(status, status)}. The model is unchanged (the chunk was not "
+                "learned). Near-duplicate examples with a very wide kernel are the usual "
+                "cause: lower gamma or C.")
+
+    @property
+    def C_(self):
+        st = self._st
+        return float(st.fs[ad.F_C] / st.fs[ad.F_MU])
+
+    def _decision(self, X):
+        if not self._allocated:
+            return np.zeros(X.shape[0])
+        st = self._st
+        hw = int(st.ist[ad.I_HW])
+        mu = st.fs[ad.F_MU]
+        coef = np.where(st.status[:hw] != ad.FREE, st.alpha[:hw] * st.y[:hw] / mu, 0.0)
+        out = np.empty(X.shape[0])
+        decision_values(int(st.ist[ad.I_KCODE]), st.kpar, st.X, coef, hw,
+                        float(st.fs[ad.F_B] / mu), X, out)
+        return out
+
+    def learn_one(self, x, y, sample_weight=1.0, classes=None):
+        """Learn one example (Python overhead per call; prefer ``partial_fit`` on chunks)."""
+        if isinstance(x, dict):
+            x = list(x.values())
+        x = np.asarray(x, dtype=np.float64).reshape(1, -1)
+        return self.partial_fit(x, [y], classes=classes, sample_weight=[sample_weight])
+
+    def predict_one(self, x):
+        if isinstance(x, dict):
+            x = list(x.values())
+        return self.predict(np.asarray(x, dtype=np.float64).reshape(1, -1))[0]
+
+    # ------------------------------------------------------------ fitted views
+    def _sv(self):
+        self._check_fitted()
+        if not self._allocated:
+            return np.zeros(0, dtype=np.int64)
+        st = self._st
+        return np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+
+    @property
+    def support_(self):
+        """Engine slots of the support vectors."""
+        return self._sv()
+
+    @property
+    def support_vectors_(self):
+        i = self._sv()
+        if not self._allocated:
+            return np.zeros((0, self.n_features_in_))
+        return self._st.X[i].copy()
+
+    @property
+    def dual_coef_(self):
+        i = self._sv()
+        if not self._allocated:
+            return np.zeros((1, 0))
+        st = self._st
+        return (st.alpha[i] * st.y[i] / st.fs[ad.F_MU]).reshape(1, -1)
+
+    @property
+    def intercept_(self):
+        self._check_fitted()
+        if not self._allocated:
+            return np.zeros(1)
+        return np.array([self._st.fs[ad.F_B] / self._st.fs[ad.F_MU]])
+
+    @property
+    def n_support_(self):
+        return int(self._sv().size)
+
+    def _count(self, k):
+        self._check_fitted()
+        return int(self._wk.cnt[k]) if self._allocated else 0
+
+    @property
+    def n_swaps_(self):
+        return self._count(ks.C_SWAP)
+
+    @property
+    def n_rejected_(self):
+        return self._count(ks.C_REJECT)
+
+    @property
+    def n_updates_(self):
+        return self._count(ks.C_TRIG)
+
+    @property
+    def engine_state_(self):
+        self._check_fitted()
+        return self._st if self._allocated else None
+
+    def spans(self):
+        """Squared spans of the held support vectors and the squared S-span.
+
+        Returns
+        -------
+        slots : ndarray of int64, the support vectors' slots (as ``support_``)
+        span_sq : ndarray of float64, ``S_p^2`` for each (inf when undefined)
+        s_span_sq : float, their maximum (paper 002, eq. 1)
+        """
+        self._check_fitted()
+        if not self._allocated:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), 0.0
+        n = self._st.status.shape[0]
+        out = np.empty(n)
+        v = np.empty(n + 1)
+        worst = ks.span_sq(self._st, v, out)
+        i = self._sv()
+        return i, out[i].copy(), float(worst)
+
+    def kkt_residual(self):
+        """Largest KT violation of the SVM on the held examples (margin units)."""
+        self._check_fitted()
+        if not self._allocated:
+            return 0.0
+        ad.refresh(self._st)
+        return float(ad.kkt_residual(self._st))
+
+    def memory_bytes(self):
+        """Bytes of the model state: a closed form of (budget, n_features)."""
+        self._check_fitted()
+        n = int(self.budget) + 1
+        return ad.engine_nbytes(n, self.n_features_in_) + ks.work_nbytes(n, ad.N_FS, ad.N_IST)
+
+    # ------------------------------------------------------------ persistence protocol
+    def _get_state(self):
+        self._check_fitted()
+        if not self._allocated:
+            return {"allocated": False}
+        state = {"allocated": True, "gamma_": float(self.gamma_)}
+        for name in _ENGINE_FIELDS:
+            state["engine_" + name] = getattr(self._st, name).copy()
+        for name in _WORK_FIELDS:
+            state["work_" + name] = getattr(self._wk, name).copy()
+        return state
+
+    def _set_state(self, state):
+        self._fitted_structure = self._structure()
+        if not state.get("allocated", False):
+            self._allocated = False
+            return self
+        missing = [k for k in ["gamma_"] + ["engine_" + f for f in _ENGINE_FIELDS]
+                   + ["work_" + f for f in _WORK_FIELDS] if k not in state]
+        if missing:
+            raise ValueError(f"state is missing {missing}; pass the dict returned by _get_state().")
+        self.gamma_ = float(state["gamma_"])
+        self._st = ad.EngineState(**{f: np.array(state["engine_" + f], copy=True)
+                                     for f in _ENGINE_FIELDS})
+        self._wk = ks.SpanWork(**{f: np.array(state["work_" + f], copy=True)
+                                  for f in _WORK_FIELDS})
+        self._allocated = True
+        return self

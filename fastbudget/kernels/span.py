@@ -1,0 +1,334 @@
+"""Span of support vectors and the budgeted S-span / LRU stream (Agarwal et al. 2008, paper 002).
+
+Everything here reads and drives the exact engine's state
+(:class:`fastbudget.kernels.adiabatic.EngineState`, Cauwenberghs & Poggio, paper 003) and a
+:class:`SpanWork` of buffers allocated once for the same capacity. Functions mutate state in
+place and return an integer status (``adiabatic.OK`` or a failure code); none raises.
+
+Span (Vapnik & Chapelle 2000, as used in paper 002 Sec. 2), computed from the engine:
+
+- margin vector p (0 < alpha_p < C_p, position ``q`` in ``S_idx``): ``S_p^2 = 1 / R[q+1, q+1]``.
+  The engine's ``R`` inverts ``J = [[0, y_S^T], [y_S, Q_SS]]`` with ``Q_ij = y_i y_j K_ij``;
+  ``J = D Kb D`` with ``D = diag(1, y_S)`` and ``Kb = [[0, 1^T], [1, K_SS]]``, so ``J^-1`` and
+  ``Kb^-1`` share their diagonal, and ``1 / (Kb^-1)_pp`` is the squared feature-space distance
+  of ``phi(x_p)`` to the affine span of the other margin vectors;
+- error vector c (alpha_c = C_c): the squared distance of ``phi(x_c)`` to the affine span of
+  the margin set, ``gamma_c = Q_cc - [y_c, Q_cS] R [y_c; Q_Sc]`` (paper 003, eq. 12/21).
+
+These are the spans of Vapnik & Chapelle's non-separable definition when the constraints
+``0 <= alpha_i + y_i y_p alpha_p lambda_i <= C_i`` of the minimisation are not active (their
+"the set of support vectors does not change" assumption); ``tests/reference/span_reference.py``
+solves the constrained problem directly. An undefined span (the margin set minus p is empty)
+is ``+inf``. The S-span is the largest span over the support vectors (paper 002, eq. 1).
+
+Cost of one misclassified arrival under ``POLICY_SPAN`` with N stored support vectors, |S|
+of them margin vectors: N candidate swaps, each one exact weight-transfer path
+(O(events * N * |S|)), a restore (O(N + |S|^2)) and the spans (O(|S| + |E| |S|^2)), so
+O(N^2 |S| (events + |E|/N |S|)) <= O(N^4) in the worst case, O(N^2 |S|) when few SVs are at
+the bound. ``POLICY_LRU`` costs one exact unlearning and one exact learning, O(N |S|) per step.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .adiabatic import (ERROR, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, add,
+                        decision_point, place, remove, reweight, transfer)
+
+POLICY_SPAN = 0
+POLICY_LRU = 1
+
+# indices into SpanWork.cnt
+C_SEEN = 0  # examples seen (also the arrival clock of ``age``)
+C_TRIG = 1  # arrivals that triggered an update (y f(x) <= margin, weight > 0)
+C_ADDED = 2  # arrivals learned while the memory was not full
+C_SWAP = 3  # replacements made (span accepted or LRU)
+C_REJECT = 4  # span policy: arrivals turned away (no swap lowers the S-span)
+C_PRUNED = 5  # stored examples with alpha = 0 dropped to make room
+N_CNT = 8
+
+SpanWork = namedtuple(
+    "SpanWork",
+    [
+        "age", "cnt", "spans",
+        # saved copy of the engine state for the candidate swaps
+        "s_y", "s_wt", "s_cb", "s_alpha", "s_g", "s_status", "s_S_idx", "s_spos",
+        "s_fs", "s_ist", "s_R", "s_m",
+        # scratch
+        "v", "src", "dst", "wdst",
+    ],
+)
+
+
+def alloc_work(n, n_fs, n_ist):
+    """Buffers for an engine of ``n`` slots (the only allocation); ``n_fs``/``n_ist`` are the
+    lengths of the engine's scalar arrays."""
+    return SpanWork(
+        age=np.zeros(n, dtype=np.int64),
+        cnt=np.zeros(N_CNT, dtype=np.int64),
+        spans=np.full(n, -1.0),
+        s_y=np.zeros(n), s_wt=np.zeros(n), s_cb=np.zeros(n), s_alpha=np.zeros(n),
+        s_g=np.zeros(n), s_status=np.zeros(n, dtype=np.int64),
+        s_S_idx=np.full(n, -1, dtype=np.int64), s_spos=np.full(n, -1, dtype=np.int64),
+        s_fs=np.zeros(n_fs), s_ist=np.zeros(n_ist, dtype=np.int64),
+        s_R=np.zeros((n + 1, n + 1)), s_m=np.zeros(1, dtype=np.int64),
+        v=np.zeros(n + 1),
+        src=np.zeros(1, dtype=np.int64), dst=np.zeros(1, dtype=np.int64), wdst=np.zeros(1),
+    )
+
+
+def work_nbytes(n, n_fs, n_ist):
+    """Closed form of the bytes held by ``alloc_work(n, ...)``."""
+    return (8 * (n + N_CNT + n  # age, cnt, spans
+                 + 5 * n + 3 * n + n_fs + n_ist + (n + 1) ** 2 + 1  # saved state
+                 + (n + 1) + 3))  # scratch
+
+
+# ---------------------------------------------------------------------------- spans
+@njit(cache=True)
+def affine_distance_sq(st, c, v):
+    """Squared feature-space distance of slot ``c`` to the affine span of the margin set:
+    ``gamma_c = Q_cc - [y_c, Q_cS] R [y_c; Q_Sc]`` (paper 003, eq. 12 with eq. 21).
+
+    ``v`` (n+1,) float64 is scratch, modified in place. Returns ``+inf`` when S is empty,
+    and clips round-off below 0 to 0. O(|S|^2).
+    """
+    nS = st.ist[I_NS]
+    if nS == 0:
+        return np.inf
+    yc = st.y[c]
+    v[0] = yc
+    for p in range(nS):
+        j = st.S_idx[p]
+        v[p + 1] = yc * st.y[j] * st.K[c, j]
+    m = nS + 1
+    q = 0.0
+    for i in range(m):
+        s = 0.0
+        for j in range(m):
+            s += st.R[i, j] * v[j]
+        q += v[i] * s
+    d = st.K[c, c] - q
+    return d if d > 0.0 else 0.0
+
+
+@njit(cache=True)
+def span_sq(st, v, out):
+    """Squared spans of every support vector and the squared S-span (paper 002, eq. 1).
+
+    Parameters
+    ----------
+    st : EngineState
+    v : ndarray (n+1,) float64, scratch (modified in place)
+    out : ndarray (n,) float64, modified in place: ``out[i] = S_i^2`` for slots with
+        ``alpha_i > 0`` (margin and error vectors), -1 elsewhere (first ``hw`` entries).
+
+    Returns
+    -------
+    float
+        ``max_i S_i^2`` over the support vectors (``+inf`` when a span is undefined, 0
+        when there is no support vector).
+    """
+    hw = st.ist[I_HW]
+    nS = st.ist[I_NS]
+    worst = 0.0
+    for i in range(hw):
+        out[i] = -1.0
+    for p in range(nS):
+        j = st.S_idx[p]
+        r = st.R[p + 1, p + 1]
+        s = 1.0 / r if r > 0.0 else np.inf
+        out[j] = s
+        if s > worst:
+            worst = s
+    for i in range(hw):
+        if st.status[i] == ERROR and st.alpha[i] > 0.0:
+            s = affine_distance_sq(st, i, v)
+            out[i] = s
+            if s > worst:
+                worst = s
+    return worst
+
+
+# ---------------------------------------------------------------------------- save / load
+@njit(cache=True)
+def _save(st, wk):
+    hw = st.ist[I_HW]
+    for i in range(hw):
+        wk.s_y[i] = st.y[i]
+        wk.s_wt[i] = st.wt[i]
+        wk.s_cb[i] = st.cb[i]
+        wk.s_alpha[i] = st.alpha[i]
+        wk.s_g[i] = st.g[i]
+        wk.s_status[i] = st.status[i]
+        wk.s_spos[i] = st.spos[i]
+    n = st.status.shape[0]
+    for i in range(n):
+        wk.s_S_idx[i] = st.S_idx[i]
+    wk.s_fs[:] = st.fs
+    wk.s_ist[:] = st.ist
+    m = st.ist[I_NS] + 1
+    wk.s_m[0] = m
+    for i in range(m):
+        for j in range(m):
+            wk.s_R[i, j] = st.R[i, j]
+
+
+@njit(cache=True)
+def _load(st, wk):
+    """Undo everything a path did since ``_save`` (the kernel matrix and points are never
+    written by a path). Modified in place."""
+    hw = wk.s_ist[I_HW]
+    for i in range(hw):
+        st.y[i] = wk.s_y[i]
+        st.wt[i] = wk.s_wt[i]
+        st.cb[i] = wk.s_cb[i]
+        st.alpha[i] = wk.s_alpha[i]
+        st.g[i] = wk.s_g[i]
+        st.status[i] = wk.s_status[i]
+        st.spos[i] = wk.s_spos[i]
+        st.dcb[i] = 0.0
+    n = st.status.shape[0]
+    for i in range(n):
+        st.S_idx[i] = wk.s_S_idx[i]
+    st.fs[:] = wk.s_fs
+    st.ist[:] = wk.s_ist
+    m = wk.s_m[0]
+    for i in range(m):
+        for j in range(m):
+            st.R[i, j] = wk.s_R[i, j]
+
+
+# ---------------------------------------------------------------------------- the stream
+@njit(cache=True)
+def _evict_reserve(st, wk):
+    """Unlearn the oldest stored example whose multiplier is 0 (a reserve vector, not a
+    support vector). Exact and free: it does not shape the model."""
+    j_old = -1
+    best_age = wk.cnt[C_SEEN] + 1
+    for j in range(st.ist[I_HW]):
+        if st.status[j] == RESERVE and wk.age[j] < best_age:
+            best_age = wk.age[j]
+            j_old = j
+    wk.cnt[C_PRUNED] += 1
+    return remove(st, j_old)
+
+
+@njit(cache=True)
+def _first_free(st):
+    for j in range(st.status.shape[0]):
+        if st.status[j] == FREE:
+            return j
+    return -1
+
+
+@njit(cache=True)
+def span_step(st, wk, x, yc, w, budget, policy, margin):
+    """Process one arrival (paper 002, steps 1-7). State and work modified in place.
+
+    Parameters
+    ----------
+    st : EngineState of capacity >= budget + 1
+    wk : SpanWork
+    x : ndarray (d,) float64
+    yc : float, +1 or -1
+    w : float >= 0, the example's weight (bound C * w)
+    budget : int, most support vectors held (N)
+    policy : int, POLICY_SPAN or POLICY_LRU
+    margin : float, the arrival updates the model when ``y f(x) <= margin`` (0: misclassified)
+
+    Returns
+    -------
+    int status
+    """
+    wk.cnt[C_SEEN] += 1
+    t = wk.cnt[C_SEEN]
+    if w <= 0.0:
+        return OK
+    mu = st.fs[F_MU]
+    f = decision_point(st, x) / mu
+    if yc * f > margin:  # step 2: classified correctly
+        return OK
+    wk.cnt[C_TRIG] += 1
+    cap = st.status.shape[0]
+    nlive = 0
+    nsv = 0
+    for j in range(cap):
+        if st.status[j] != FREE:
+            nlive += 1
+            if st.alpha[j] > 0.0:
+                nsv += 1
+    if nsv < budget:
+        # the memory is not full of support vectors: learn x (making room by dropping a
+        # stored example with alpha = 0 when every slot but the spare is taken)
+        if nlive >= budget:
+            s = _evict_reserve(st, wk)
+            if s != OK:
+                return s
+        c = _first_free(st)
+        s = add(st, c, x, yc, w)
+        wk.age[c] = t
+        wk.cnt[C_ADDED] += 1
+        return s
+    c = _first_free(st)
+    if policy == POLICY_LRU:
+        oldest = -1
+        best_age = t + 1
+        for j in range(st.ist[I_HW]):
+            if st.status[j] != FREE and wk.age[j] < best_age:
+                best_age = wk.age[j]
+                oldest = j
+        s = remove(st, oldest)
+        if s != OK:
+            return s
+        s = add(st, c, x, yc, w)
+        wk.age[c] = t
+        wk.cnt[C_SWAP] += 1
+        return s
+    # ---- S-span policy: step 3, S_old
+    s_old = span_sq(st, wk.v, wk.spans)
+    place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
+    _save(st, wk)
+    hw = st.ist[I_HW]
+    best = np.inf
+    best_i = -1
+    wk.dst[0] = c
+    wk.wdst[0] = w
+    for i in range(hw):
+        # step 3-4: the exact SVM on X_old - x_i + x is one weight-transfer path from i to c
+        if i == c or st.status[i] == FREE:
+            continue
+        wk.src[0] = i
+        s = transfer(st, 1, wk.src, wk.dst, wk.wdst, st.fs[F_MU])
+        if s == OK:
+            sp = span_sq(st, wk.v, wk.spans)
+            if sp < best:
+                best = sp
+                best_i = i
+        _load(st, wk)
+    if best_i >= 0 and best < s_old:
+        # step 5: decremental unlearning of x_p; step 6: incremental learning of x
+        s = remove(st, best_i)
+        if s != OK:
+            return s
+        s = reweight(st, c, w)
+        wk.age[c] = t
+        wk.cnt[C_SWAP] += 1
+        return s
+    wk.cnt[C_REJECT] += 1
+    return remove(st, c)  # weight 0: only frees the slot
+
+
+@njit(cache=True)
+def span_learn(st, wk, X, yv, w, budget, policy, margin):
+    """Learn the rows of ``X`` in stream order (one compiled call per chunk).
+
+    Returns (status, i): ``i`` rows processed (the failing row on error). State and work
+    buffers modified in place.
+    """
+    n = X.shape[0]
+    for i in range(n):
+        s = span_step(st, wk, X[i], yv[i], w[i], budget, policy, margin)
+        if s != OK:
+            return s, i
+    return OK, n
