@@ -32,8 +32,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .adiabatic import (ERROR, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, add,
-                        decision_point, place, remove, reweight, transfer)
+from .adiabatic import (ERROR, F_MU, FREE, I_HW, I_NS, OK, RESERVE, add, add_batch,
+                        check_drift, decision_point, place, refresh, remove, reweight,
+                        transfer)
 
 POLICY_SPAN = 0
 POLICY_LRU = 1
@@ -332,3 +333,49 @@ def span_learn(st, wk, X, yv, w, budget, policy, margin):
         if s != OK:
             return s, i
     return OK, n
+
+
+# ---------------------------------------------------------------------------- paper 004
+@njit(cache=True)
+def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slots):
+    """One step of batch-incremental learning (Rueping 2001, paper 004; Syed et al. 1999).
+
+    1. Unlearn every held example whose multiplier is 0 (exact: it does not shape the
+       model), so that only the support vectors of the previous step remain;
+    2. if ``reweight_sv``: move every remaining support vector to weight ``sv_weight``
+       (bound ``C * sv_weight``, the L of SV-L-incremental) along one exact bounds path
+       (Diehl & Cauwenberghs 2003);
+    3. learn the rows of ``X`` with weights ``w`` exactly, one at a time.
+
+    The result is the exact SVM on {old SVs (weighted)} + {new batch}. ``buf_i`` (n,) int64
+    and ``buf_w`` (n,) float64 are scratch; ``slots`` (len(X),) receives the new rows'
+    slots. The caller guarantees ``#SV + len(X) <= capacity``. All state modified in place.
+
+    Returns
+    -------
+    (status, stage) : stage 1-3 where a failure happened (0 when OK).
+    """
+    hw = st.ist[I_HW]
+    for j in range(hw):
+        if st.status[j] != FREE and st.alpha[j] == 0.0:
+            s = remove(st, j)
+            if s != OK:
+                return s, 1
+    if reweight_sv:
+        n = 0
+        for j in range(st.ist[I_HW]):
+            if st.status[j] != FREE:
+                buf_i[n] = j
+                buf_w[n] = sv_weight
+                n += 1
+        if n > 0:
+            s = transfer(st, 0, buf_i, buf_i[:n], buf_w[:n], st.fs[F_MU])
+            if s == OK:
+                refresh(st)
+                s = check_drift(st, True)
+            if s != OK:
+                return s, 2
+    s, _ = add_batch(st, X, yv, w, slots)
+    if s != OK:
+        return s, 3
+    return OK, 0
