@@ -40,8 +40,9 @@ def r_grow(R, nS, v, Qkk, beta, tol):
     Returns
     -------
     status : int, OK or SINGULAR (R untouched when SINGULAR).
-    gamma_kk : float, Q_kk + v . beta, the squared distance of k to the span of S
-        (Vapnik-Chapelle span; 0 means k is linearly dependent on S).
+    pivot : float, gamma_kk / scale: the relative size of the pivot gamma_kk = Q_kk + v . beta
+        (the squared distance of k to the span of S, Vapnik-Chapelle; 0 means k is linearly
+        dependent on S). Errors already in R reach the new column amplified by 1 / pivot.
     """
     m = nS + 1
     for i in range(m):
@@ -58,7 +59,7 @@ def r_grow(R, nS, v, Qkk, beta, tol):
     # gamma_kk is a difference of terms of size ``scale``: below tol * scale it is
     # round-off, and k is (numerically) linearly dependent on S.
     if not (gkk > tol * scale):
-        return SINGULAR, gkk
+        return SINGULAR, gkk / scale
     inv = 1.0 / gkk
     for i in range(m):
         bi = beta[i] * inv
@@ -67,7 +68,7 @@ def r_grow(R, nS, v, Qkk, beta, tol):
         R[i, m] = bi
         R[m, i] = bi
     R[m, m] = inv
-    return OK, gkk
+    return OK, gkk / scale
 
 
 @njit(cache=True)

@@ -73,9 +73,9 @@ def alloc_twins(budget, d):
 
 def twins_nbytes(B, d):
     """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
-    ``8 (n d + 7 n + 2 d + 10 + N_TIST + N_TPAR) + 3 n``."""
+    ``8 (n d + 8 n + 2 d + 10 + N_TIST + N_TPAR) + 3 n``."""
     n = B + 2
-    return 8 * (n * d + 7 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 3 * n
+    return 8 * (n * d + 8 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 3 * n
 
 
 @njit(cache=True, inline="always")

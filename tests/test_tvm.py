@@ -1,0 +1,177 @@
+"""TVMClassifier: exactness on the twin set, the merge cache, control of C, memory, API."""
+import numpy as np
+import pytest
+from reference import svm_reference as ref
+
+from fastbudget import TVMClassifier
+from fastbudget.datasets import make_checkerboard
+from fastbudget.kernels import adiabatic as ad
+from fastbudget.kernels import merge as km
+from fastbudget.kernels import tvm as ktvm
+
+svm = pytest.importorskip("sklearn.svm")
+
+SD = 4 / np.sqrt(12)  # standard deviation of U[0, 4)
+
+
+def board(n, noise, seed):
+    X, y = make_checkerboard(n, noise=noise, random_state=seed)
+    return (X - 2) / SD, y
+
+
+def twin_set(clf):
+    """(q, y, s) of the non-zero halves: the weighted data the TVM is exact on."""
+    q = clf.twin_vectors_
+    w = clf.twin_weights_
+    Xs, ys, ss = [], [], []
+    for k, lab in ((0, 1), (1, -1)):
+        keep = w[:, k] > 0
+        Xs.append(q[keep])
+        ys.append(np.full(keep.sum(), lab))
+        ss.append(w[keep, k])
+    return np.vstack(Xs), np.concatenate(ys), np.concatenate(ss)
+
+
+def assert_exact(clf, X_test, rel=1e-5):
+    """The TVM equals the exact weighted SVM (C = C_eff) on its twin set with weights s
+    (zero halves dropped): scikit-learn's SVC(sample_weight=s) partition, polished to the
+    exact KT point (libsvm alone stops at its tolerance, ~1e-4 relative here)."""
+    q, y, s = twin_set(clf)
+    if np.unique(y).size < 2:
+        return
+    kw = dict(gamma=clf.gamma_, degree=clf.degree, coef0=clf.coef0)
+    orc = ref.oracle_fit(q, y, s, clf.C_eff_, clf.kernel, **kw)
+    assert orc["report"]["kt_scaled"] <= 1e-9
+    Kx = ref.kernel_matrix(X_test, q, clf.kernel, **kw)
+    r = ref.decision(orc["alpha"], y, orc["b"], Kx)
+    f = clf.decision_function(X_test)
+    scale = max(1.0, np.abs(r).max())
+    assert np.abs(f - r).max() <= rel * scale, np.abs(f - r).max() / scale
+
+
+def brute_nn(clf):
+    """Best partner and cost of every active twin by brute force."""
+    tw = clf.twins_
+    st = clf.engine_state_
+    mode = km.FEATURE if clf.merge == "feature" else km.INPUT
+    act = np.flatnonzero(tw.active)
+    best = {}
+    for i in act:
+        costs = []
+        for j in act:
+            if j == i or (clf.one_sided and tw.side[i] != tw.side[j]):
+                continue
+            costs.append(km.merge_cost(mode, int(st.ist[ad.I_KCODE]), st.kpar, tw.Q, tw.s_tot,
+                                       int(i), int(j), tw.tmp))
+        best[i] = min(costs) if costs else np.inf
+    return best
+
+
+@pytest.mark.parametrize("kernel,merge,one_sided,rejection", [
+    ("rbf", "input", True, None), ("rbf", "feature", True, None), ("rbf", "input", False, 0.2),
+    ("poly", "input", True, None), ("linear", "input", True, 0.2),
+])
+def test_exact_on_twin_set_and_cache_after_every_update(kernel, merge, one_sided, rejection):
+    """(With one-sided rejection at B = 12 nearly every merge is rejected on this board, so
+    those cases run without rejection to exercise merging; rejection has its own tests.)"""
+    X, y = board(1500, 0.15, 1)
+    Xt, _ = board(200, 0.0, 2)
+    kw = {"gamma": 1.35} if kernel == "rbf" else ({"gamma": 0.5, "degree": 3} if kernel == "poly" else {})
+    clf = TVMClassifier(budget=12, kernel=kernel, merge=merge, one_sided=one_sided,
+                        rejection=rejection, **kw)
+    clf.partial_fit(X[:1], y[:1], classes=[-1, 1])
+    checked = 0
+    for t in range(1, X.shape[0]):
+        before = clf.n_accepted_
+        clf.learn_one(X[t], y[t])
+        if clf.n_accepted_ == before:
+            continue
+        assert clf.kkt_residual() <= 1e-8
+        if t % 7 == 0:
+            assert_exact(clf, Xt)
+            checked += 1
+        # the nearest-merge-neighbour cache equals brute force
+        tw = clf.twins_
+        for i, b in brute_nn(clf).items():
+            assert tw.nn_d[i] == pytest.approx(b, rel=1e-9, abs=1e-12)
+    assert clf.n_merges_ + clf.n_removed_ > 20 and checked > 10
+    # the budget is never exceeded and weights add up to the examples kept
+    assert clf.n_twins_ <= 12
+    assert clf.twin_weights_.sum() == pytest.approx(
+        clf.twins_.par[ktvm.P_SSUM])
+
+
+def test_control_of_C_keeps_product_constant():
+    X, y = board(3000, 0.15, 3)
+    clf = TVMClassifier(budget=20, C=100.0, gamma=1.35).fit(X, y)
+    total = clf.twin_weights_.sum()
+    assert clf.C_eff_ * total == pytest.approx(100.0 * 20)
+    off = TVMClassifier(budget=20, C=100.0, gamma=1.35, control_C=False).fit(X, y)
+    assert off.C_eff_ == pytest.approx(100.0)
+
+
+def test_counters_and_beneficial_rule():
+    X, y = board(5000, 0.15, 4)
+    clf = TVMClassifier(budget=30, gamma=1.35).fit(X, y)
+    assert clf.n_seen_ == 5000
+    assert clf.n_accepted_ <= clf.n_seen_
+    assert clf.n_merges_ + clf.n_rejected_ + clf.n_removed_ + 30 == clf.n_accepted_
+    # examples outside the margin of the final model would not be accepted now
+    f = clf.decision_function(X)
+    assert np.mean(np.abs(f) <= clf.m1) < 0.9
+
+
+def test_chunking_does_not_change_the_model():
+    X, y = board(3000, 0.15, 5)
+    a = TVMClassifier(budget=25, gamma=1.35).fit(X, y)
+    b = TVMClassifier(budget=25, gamma=1.35)
+    for i in range(0, 3000, 217):
+        b.partial_fit(X[i:i + 217], y[i:i + 217], classes=[-1, 1])
+    Xt, _ = board(500, 0.0, 6)
+    assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
+
+
+def test_rejection_never_accepts_a_failing_merge():
+    """Every merge carried out passed the rejection test at the time (paper 000, 4.2.4):
+    with eta = 0 no merge can pass, so every overflow example is dropped."""
+    X, y = board(2000, 0.15, 7)
+    clf = TVMClassifier(budget=15, gamma=1.35, rejection=0.0, m2=1e9).fit(X, y)
+    assert clf.n_merges_ == 0 and clf.n_rejected_ == clf.n_accepted_ - 15
+
+
+def test_memory_is_a_closed_form_and_constant():
+    X, y = board(20000, 0.15, 8)
+    clf = TVMClassifier(budget=50, gamma=1.35).fit(X[:100], y[:100])
+    arrays = list(clf.engine_state_) + list(clf.twins_)
+    assert clf.memory_bytes() == sum(a.nbytes for a in arrays)
+    ids = [id(a) for a in arrays]
+    clf.partial_fit(X[100:], y[100:])
+    assert [id(a) for a in list(clf.engine_state_) + list(clf.twins_)] == ids
+    assert clf.memory_bytes() == sum(a.nbytes for a in arrays)
+
+
+def test_accuracy_on_noisy_checkerboard():
+    """A short stream already beats the Random baseline by a wide margin (paper 000 Table 3:
+    Random 72.9% at B = 100 on N-Checkerboard)."""
+    X, y = board(30000, 0.15, 9)
+    Xt, yt = board(3000, 0.0, 10)
+    clf = TVMClassifier(budget=100, gamma=1 / (2 * 0.37)).fit(X, y)
+    assert clf.score(Xt, yt) > 0.90
+
+
+def test_sample_weight_is_refused_with_a_clear_message():
+    X, y = board(50, 0.0, 11)
+    with pytest.raises(ValueError, match="unweighted"):
+        TVMClassifier(budget=5, gamma=1.0).fit(X, y, sample_weight=np.full(50, 2.0))
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"m1": 2.0, "m2": 1.0}, "m2 must be larger"),
+    ({"merge": "both"}, "merge must be"),
+    ({"rejection": -0.1}, "rejection"),
+    ({"budget": 1}, "budget"),
+])
+def test_bad_parameters(kw, msg):
+    X, y = board(50, 0.0, 12)
+    with pytest.raises(ValueError, match=msg):
+        TVMClassifier(**kw).fit(X, y)
