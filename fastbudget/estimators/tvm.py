@@ -120,6 +120,7 @@ class TVMClassifier(BudgetClassifier):
         self.gamma_ = resolve_gamma(self.gamma, X)
         code, kpar = kernel_params(self.kernel, self.gamma_, self.degree, self.coef0)
         self.engine_state_ = ad.alloc_state(2 * (B + 2), d, code, kpar, float(self.C))
+        self.engine_state_.ist[ad.I_PAIRED] = 1
         tw = ktvm.alloc_twins(B, d)
         tw.par[ktvm.P_M1] = self.m1
         tw.par[ktvm.P_M2] = self.m2

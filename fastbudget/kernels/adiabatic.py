@@ -57,6 +57,8 @@ NOT_FINITE = 4
 # growths of S whose relative pivot gamma_kk / scale is below this have the new column of R
 # checked against J R = I (drift amplified by 1 / pivot), and R rebuilt when it drifted
 PIVOT_CHECK = 1e-4
+# ... and below this, the whole of R is checked at the end of the operation
+PIVOT_FULL_CHECK = 1e-5
 
 # path modes
 ADD = 0
@@ -73,6 +75,7 @@ I_NREFUSED = 5  # singular growths refused
 I_CHECK_EVERY = 6  # drift check period, in operations
 I_NSTEPS = 7  # adiabatic steps taken in total
 I_NSPARSE = 8  # slots listed in ``sparse`` for a BOUNDS path
+I_PAIRED = 9  # 1: live slots 2t and 2t + 1 always hold the same point (twin vectors)
 N_IST = 10
 
 # indices into the float scalar array ``fs``
@@ -260,7 +263,7 @@ def _s_add(st, k):
         # check bounds it otherwise), so the O(nS^2) check runs only then. (Refining the
         # new column alone does not work: the rank-one update of the old block carries the
         # same amplified error.)
-        if pivot < PIVOT_CHECK:
+        if pivot < PIVOT_FULL_CHECK:
             # the whole of R got the amplified error too (rank-one update of the old
             # block): make the next drift check happen at the end of this operation
             st.ist[I_NOPS] = st.ist[I_CHECK_EVERY]
@@ -701,9 +704,13 @@ def place(st, c, x, yc):
     if c + 1 > hw:
         hw = c + 1
         st.ist[I_HW] = hw
+    paired = st.ist[I_PAIRED] != 0
     for j in range(hw):
         if st.status[j] != FREE or j == c:
-            kv = kernel_value(code, st.kpar, st.X[j], x)
+            if paired and (j & 1) == 1 and j - 1 != c and st.status[j - 1] != FREE:
+                kv = st.K[c, j - 1]  # slots 2t and 2t + 1 hold the same point
+            else:
+                kv = kernel_value(code, st.kpar, st.X[j], x)
             st.K[c, j] = kv
             st.K[j, c] = kv
     st.y[c] = yc

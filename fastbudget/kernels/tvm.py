@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import adiabatic as ad
-from .kernel import kernel_value
+from .kernel import kernel_expansion
 from .merge import merge_point, nn_update
 
 # integer counters in ``TwinState.ist``
@@ -84,12 +84,7 @@ def twin_decision(st, tw, x):
 
     The engine stores the problem with margin target mu = sum(s) / B (control of C), so
     the stored coefficients and bias are divided by mu."""
-    code = st.ist[ad.I_KCODE]
-    s = st.fs[ad.F_B]
-    for j in range(tw.coef.shape[0]):
-        c = tw.coef[j]
-        if c != 0.0:
-            s += c * kernel_value(code, st.kpar, tw.Q[j], x)
+    s = kernel_expansion(st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.coef, x, st.fs[ad.F_B])
     return s / st.fs[ad.F_MU]
 
 
