@@ -141,6 +141,9 @@ class _Chain(io.RawIOBase):
 
 
 def _sniff_format(head, name):
+    if b"\x00" in head[:4096]:
+        raise CLIError(f"cannot tell the format of {name} (binary content); "
+                       f"pass --format libsvm or --format csv for a text file.")
     text = head.decode("utf-8", errors="replace")
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -151,8 +154,6 @@ def _sniff_format(head, name):
             return "libsvm"
         if len(toks) == 1 and "," not in line and "\t" not in line:
             return "libsvm"   # a label with no features (all zeros)
-        if "\x00" in line:
-            break
         return "csv"
     raise CLIError(f"cannot tell the format of {name} (empty or binary content); "
                    f"pass --format libsvm or --format csv.")

@@ -1,0 +1,272 @@
+"""The ``fastbudget`` command line, driven as a subprocess (``python -m fastbudget.cli``).
+
+Each command runs on small data and its output is checked against the same computation done
+in-process (the saved model, its scaler sidecar, a manual test-then-train loop); each error
+path must give one readable line on stderr and exit status 2, never a traceback.
+"""
+import bz2
+import gzip
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastbudget
+from fastbudget.datasets import make_checkerboard, make_waveform
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+GAMMA = "1.35"
+
+
+def run(*args, stdin=None, ok=True, cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("FASTBUDGET_DEBUG", None)
+    r = subprocess.run([sys.executable, "-m", "fastbudget.cli", *map(str, args)],
+                       input=stdin, capture_output=True, cwd=cwd or ROOT, env=env, timeout=300)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    if ok:
+        assert r.returncode == 0, err
+    return r.returncode, out, err
+
+
+def error_line(*args, stdin=None):
+    code, out, err = run(*args, stdin=stdin, ok=False)
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("fastbudget: error: ")
+    return lines[0]
+
+
+def write_libsvm(path, X, y):
+    with open(path, "w") as f:
+        for row, lab in zip(X, y):
+            f.write(f"{lab:g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row)) + "\n")
+
+
+def write_csv(path, X, y, header=True):
+    with open(path, "w") as f:
+        if header:
+            f.write(",".join(f"x{j}" for j in range(X.shape[1])) + ",label\n")
+        for row, lab in zip(X, y):
+            f.write(",".join(f"{v:.17g}" for v in row) + f",{lab:g}\n")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    X, y = make_checkerboard(3000, noise=0.1, random_state=1)
+    Xt, yt = make_checkerboard(800, random_state=2)
+    write_libsvm(d / "train.svm", X, y)
+    write_libsvm(d / "test.svm", Xt, yt)
+    write_csv(d / "test.csv", Xt, yt)
+    with gzip.open(d / "test.svm.gz", "wt") as f:
+        f.write((d / "test.svm").read_text())
+    with bz2.open(d / "test.data", "wt") as f:          # unknown extension: content sniffed
+        f.write((d / "test.svm").read_text())
+    code, out, err = run("train", "tvm", d / "train.svm", "--budget", 30, "--gamma", GAMMA,
+                         "--warmup-rows", 1000, "--chunk-size", 700, "-o", d / "m.npz")
+    assert "trained TVMClassifier" in out and "3,000 examples" in out
+    return d, X, y, Xt, yt
+
+
+def _scaled(d, X):
+    doc = json.loads((d / "m.npz.scaler.json").read_text())
+    return (X - np.array(doc["mean"])) / np.array(doc["scale"]), doc
+
+
+def test_train_saves_model_and_warmup_scaler(data):
+    d, X, y, Xt, yt = data
+    model = fastbudget.load(d / "m.npz")
+    assert isinstance(model, fastbudget.TVMClassifier) and model.budget == 30
+    assert model.n_seen_ == 3000
+    Z, doc = _scaled(d, X)
+    # warm-up statistics: the first 1000 rows (then frozen)
+    np.testing.assert_allclose(doc["mean"], X[:1000].mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(doc["scale"], X[:1000].std(axis=0), rtol=1e-12)
+    # the same model trained in-process on the same standardised stream and chunks
+    ref = fastbudget.TVMClassifier(budget=30, gamma=1.35)
+    for i in range(0, 3000, 700):
+        ref.partial_fit(Z[i:i + 700], y[i:i + 700], classes=[-1, 1])
+    np.testing.assert_array_equal(ref.decision_function(Z[:200]), model.decision_function(Z[:200]))
+
+
+def test_predict_and_evaluate_agree_with_the_model(data):
+    d, X, y, Xt, yt = data
+    model = fastbudget.load(d / "m.npz")
+    Zt, _ = _scaled(d, Xt)
+    want = model.predict(Zt)
+    _, out, _ = run("predict", d / "m.npz", d / "test.svm", "--chunk-size", 300)
+    got = np.array([float(v) for v in out.split()])
+    np.testing.assert_array_equal(got, want)
+    _, out, _ = run("evaluate", d / "m.npz", d / "test.svm", "--json")
+    res = json.loads(out)
+    assert res["n"] == 800
+    assert res["accuracy"] == pytest.approx(np.mean(want == yt), abs=1e-12)
+    assert np.trace(res["confusion"]) == round(res["accuracy"] * 800)
+    _, out, _ = run("predict", d / "m.npz", d / "test.svm", "--scores")
+    np.testing.assert_allclose([float(v) for v in out.split()], model.decision_function(Zt),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("source", ["test.csv", "test.svm.gz", "test.data", "-"])
+def test_every_source_gives_the_same_predictions(data, source):
+    d = data[0]
+    _, ref, _ = run("predict", d / "m.npz", d / "test.svm")
+    if source == "-":
+        _, out, _ = run("predict", d / "m.npz", "-", stdin=(d / "test.svm").read_bytes())
+    else:
+        _, out, _ = run("predict", d / "m.npz", d / source)
+    assert out == ref
+
+
+def test_no_progress_bar_when_not_a_terminal(data):
+    d = data[0]
+    _, _, err = run("evaluate", d / "m.npz", d / "test.svm")
+    assert "it/s" not in err and "ex/s" not in err and "\r" not in err
+
+
+def test_standardize_pass_and_none(data, tmp_path):
+    d, X, y, Xt, yt = data
+    run("train", "perceptron", d / "train.svm", "--standardize", "pass", "--kernel", "rbf",
+        "--gamma", GAMMA, "-o", tmp_path / "p.npz", "-q")
+    doc = json.loads((tmp_path / "p.npz.scaler.json").read_text())
+    np.testing.assert_allclose(doc["mean"], X.mean(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(doc["scale"], X.std(axis=0), rtol=1e-10)
+    run("train", "pegasos", d / "train.svm", "--standardize", "none", "-o", tmp_path / "q.npz")
+    assert not (tmp_path / "q.npz.scaler.json").exists()
+    assert isinstance(fastbudget.load(tmp_path / "q.npz"), fastbudget.PegasosClassifier)
+
+
+def test_multiclass_wraps_one_vs_rest(tmp_path):
+    X, y = make_waveform(1500, binary=False, random_state=3)
+    write_csv(tmp_path / "w.csv", X, y, header=False)
+    _, out, _ = run("train", "random", tmp_path / "w.csv", "--budget", 40, "--param",
+                    "random_state=1", "-o", tmp_path / "w.npz")
+    model = fastbudget.load(tmp_path / "w.npz")
+    assert isinstance(model, fastbudget.OneVsRestClassifier)
+    np.testing.assert_array_equal(model.classes_, [0.0, 1.0, 2.0])
+    _, out, _ = run("evaluate", tmp_path / "w.npz", tmp_path / "w.csv", "--json")
+    acc = json.loads(out)["accuracy"]
+    doc = json.loads((tmp_path / "w.npz.scaler.json").read_text())
+    Z = (X - np.array(doc["mean"])) / np.array(doc["scale"])
+    assert acc == pytest.approx(model.score(Z, y), abs=1e-12)
+    assert acc > 0.6     # three balanced classes: chance is 1/3
+
+
+def test_classes_option_for_a_first_chunk_with_one_label(tmp_path):
+    X = np.r_[np.zeros((50, 2)) + [0, 0.5], np.ones((50, 2))]
+    X += np.random.default_rng(0).normal(scale=0.1, size=X.shape)
+    y = np.r_[-np.ones(50), np.ones(50)]
+    write_libsvm(tmp_path / "s.svm", X, y)
+    line = error_line("train", "tvm", tmp_path / "s.svm", "--chunk-size", 20,
+                      "--standardize", "none", "-o", tmp_path / "s.npz")
+    assert "--classes" in line
+    run("train", "tvm", tmp_path / "s.svm", "--chunk-size", 20, "--standardize", "none",
+        "--classes=-1,1", "-o", tmp_path / "s.npz")
+    assert fastbudget.load(tmp_path / "s.npz").n_seen_ == 100
+
+
+def test_prequential_is_test_then_train(tmp_path):
+    out_dir = tmp_path / "pq"
+    _, out, _ = run("prequential", "tvm", "gen:checkerboard", "--n", 4000, "--gen-param",
+                    "noise=0.1", "--seed", 5, "--budget", 20, "--gamma", GAMMA,
+                    "--standardize", "none", "--chunk-size", 500, "--window", 1000,
+                    "--out", out_dir, "--no-plot")
+    rows = np.loadtxt(out_dir / "prequential.csv", delimiter=",", skiprows=1)
+    # reference: the same stream, first half-chunk learned, then predict-before-learn per chunk
+    from fastbudget.datasets import stream_chunks
+    ref = fastbudget.TVMClassifier(budget=20, gamma=1.35)
+    n = correct = 0
+    curve = []
+    for k, (X, y) in enumerate(stream_chunks("checkerboard", 4000, 500, random_state=5,
+                                             noise=0.1)):
+        if k == 0:
+            ref.partial_fit(X[:250], y[:250], classes=[-1, 1])
+            X, y = X[250:], y[250:]
+        correct += int(np.sum(ref.predict(X) == y))
+        n += len(y)
+        ref.partial_fit(X, y)
+        curve.append((n, correct / n))
+    np.testing.assert_allclose(rows[:, :2], curve, rtol=0, atol=1e-6)
+    assert np.all((rows[:, 2] >= 0) & (rows[:, 2] <= 1))
+    assert f"{curve[-1][1]:.4f}" in out
+
+
+def test_demo_small(tmp_path):
+    _, out, err = run("demo", "--n", 20000, "--budget", 20, "--exact-n", 400, "--out",
+                      tmp_path, cwd=tmp_path)
+    assert "compiling (first run only)" in err
+    assert "exact SVM on the first 400 examples" in out
+    assert "examples/s" in out and "model memory" in out
+    accs = [float(v) for v in __import__("re").findall(r"test accuracy\s+([\d.]+) %", out)]
+    assert len(accs) == 2 and all(50 < a <= 100 for a in accs)
+    assert (tmp_path / "demo_boundary.png").stat().st_size > 10_000
+
+
+def test_reproduce_quick_table3(tmp_path):
+    _, out, _ = run("reproduce", "tvm-table3", "--quick", "--n-max", 600, "--sets",
+                    "Gauss,Checkerboard", "--budgets", "20,50", "--out", tmp_path, "-q")
+    text = (tmp_path / "tvm_table3_quick.md").read_text()
+    assert "report written" in out
+    for needle in ("Command: `fastbudget reproduce tvm-table3 --quick", "commit:", "Machine:",
+                   "| Gauss |", "| Checkerboard |", "[81.3;", "[91.3;", "600 / 2,000"):
+        assert needle in text, needle
+    assert "| Adult |" not in text
+
+
+def test_reproduce_list_and_unknown():
+    _, out, _ = run("reproduce", "list")
+    for name in ("tvm-table3", "tvm-table4", "tvm-table5", "tvm-figure2", "streamsvm"):
+        assert name in out
+    assert "tvm-table3" in error_line("reproduce", "tvm-table9")
+
+
+def test_error_missing_file(data):
+    d = data[0]
+    assert "no such file" in error_line("train", "tvm", d / "nope.svm")
+    assert "no such model file" in error_line("predict", d / "nope.npz", d / "test.svm")
+
+
+def test_error_unknown_format(data, tmp_path):
+    d = data[0]
+    assert "unknown format 'xml'" in error_line("train", "tvm", d / "train.svm", "--format", "xml")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    assert "--format" in error_line("train", "tvm", tmp_path / "blob.bin")
+    assert "not a usable fastbudget model" in error_line("evaluate", d / "test.csv", d / "test.svm")
+
+
+def test_error_malformed_row_names_its_line(data, tmp_path):
+    lines = (data[0] / "test.svm").read_text().splitlines()
+    lines[6] = "1 1:0.5 2:abc"
+    (tmp_path / "bad.svm").write_text("\n".join(lines) + "\n")
+    line = error_line("evaluate", data[0] / "m.npz", tmp_path / "bad.svm")
+    assert "line 7" in line
+    (tmp_path / "bad.csv").write_text("1,2,1\n3,4,-1\n5,-1\n")
+    assert "line 3" in error_line("train", "tvm", tmp_path / "bad.csv")
+
+
+def test_error_wrong_feature_count(data, tmp_path):
+    d, X, y, Xt, yt = data
+    write_csv(tmp_path / "three.csv", np.c_[Xt, Xt[:, :1]], yt)
+    line = error_line("evaluate", d / "m.npz", tmp_path / "three.csv")
+    assert "3 features" in line and "trained on 2" in line
+    write_libsvm(tmp_path / "three.svm", np.c_[Xt, Xt[:, :1]], yt)
+    assert "trained on 2" in error_line("predict", d / "m.npz", tmp_path / "three.svm")
+
+
+def test_error_learner_and_params(data):
+    d = data[0]
+    assert "unknown learner 'svm'" in error_line("train", "svm", d / "train.svm")
+    assert "no parameter 'zz'" in error_line("train", "tvm", d / "train.svm", "--param", "zz=1")
+    assert "m1" in error_line("train", "tvm", d / "train.svm", "--param", "m1=abc")
+    assert "KEY=VALUE" in error_line("train", "tvm", d / "train.svm", "--param", "m1")
+    assert "budget" in error_line("train", "tvm", d / "train.svm", "--budget", "-3")
+    assert "--standardize pass" in error_line("train", "tvm", "-", "--standardize", "pass",
+                                              stdin=b"1 1:0\n-1 1:1\n")
+    assert "unknown generator" in error_line("prequential", "tvm", "gen:spiral")
