@@ -532,8 +532,9 @@ def figure2(args):
         _note(args, f"order {o}: final accuracy {curve[-1][1]:.2f} % after {n:,} ({t_fit:.0f} s)")
     curve0, t_fit0, clf0, pics = results[0]
     mean_curve = [(c[0], float(np.mean([r[0][k][1] for r in results]))) for k, c in enumerate(curve0)]
-    png_b = os.path.join(args.out, "tvm_figure2_boundaries.png")
-    png_c = os.path.join(args.out, "tvm_figure2_accuracy.png")
+    sfx = "_quick" if args.quick else ""
+    png_b = os.path.join(args.out, f"tvm_figure2_boundaries{sfx}.png")
+    png_c = os.path.join(args.out, f"tvm_figure2_accuracy{sfx}.png")
     have = plotting.have_matplotlib()
     if have:
         _figure2_png(pics, png_b, std)
@@ -617,7 +618,7 @@ def figure3(args):
                 lines_[f"TVM B={b}"] = (x, y)
                 bar.update()
             series[name] = lines_
-    png = os.path.join(args.out, "tvm_figure3.png")
+    png = os.path.join(args.out, "tvm_figure3_quick.png" if args.quick else "tvm_figure3.png")
     have = plotting.plot_series(series, png, title="TVM accuracy vs examples seen (paper 000 Fig. 3)",
                                 ncols=4, quiet=args.quiet) if series else False
     lines = header("Paper 000, Figure 3: TVM accuracy against the number of examples", args,
@@ -686,11 +687,39 @@ REGISTRY = {
 }
 
 
+OWN = ("tvm-table3", "tvm-table4", "tvm-table5", "tvm-figure2", "tvm-figure3")
+
+
+def write_index(out):
+    """``<out>/README.md``: one line per report found in ``out``."""
+    lines = ["# Reproduction reports", "",
+             "Regenerate the paper 000 reports with `fastbudget reproduce all --data-dir DIR` "
+             "(add `--quick` for a one-minute version); each report names the exact command "
+             "that produced it. The paper 001 (StreamSVM) report is written by "
+             "`python perf/reproduce_streamsvm.py` (`fastbudget reproduce streamsvm`).", ""]
+    for fn in sorted(os.listdir(out)):
+        if fn.endswith(".md") and fn != "README.md":
+            with open(os.path.join(out, fn)) as f:
+                title = f.readline().lstrip("# ").strip()
+            lines.append(f"- [{fn}]({fn}): {title}")
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def run_cli(args):
     """``fastbudget reproduce NAME``: run one registry entry and write its report."""
     if args.name == "list":
         for k, (_f, doc) in REGISTRY.items():
             print(f"{k:<12s} {doc}")
+        print(f"{'all':<12s} every paper 000 entry ({', '.join(OWN)}) and an index README.md")
+        return 0
+    if args.name == "all":
+        argv = getattr(args, "argv", None) or sys.argv[1:]
+        for name in OWN:
+            args.name = name
+            args.argv = [name if a == "all" else a for a in argv]
+            run_cli(args)
+        write_index(args.out)
         return 0
     if args.name not in REGISTRY:
         raise ValueError(f"unknown reproduction {args.name!r}; choose one of "
@@ -714,4 +743,5 @@ def run_cli(args):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"report written to {path}")
+    write_index(args.out)
     return 0
