@@ -5,6 +5,8 @@ Learners (scikit-learn style estimators, binary unless wrapped in OneVsRestClass
 - :class:`TVMClassifier`: the Twin Vector Machine (the main learner);
 - :class:`IncrementalSVC`: the exact incremental/decremental SVM under everything;
 - :class:`StreamSVMClassifier`: one-pass minimum-enclosing-ball SVMs;
+- :class:`SpanBudgetClassifier` (S-span or LRU budget on the exact engine) and
+  :class:`SVIncrementalClassifier` (Ruping's SV-incremental / SV-L-incremental);
 - baselines: :class:`RandomBudgetClassifier`, :class:`ForgetronClassifier`,
   :class:`PerceptronClassifier`, :class:`PegasosClassifier`, :class:`BSGDClassifier`.
 
@@ -18,6 +20,8 @@ from .engine import CapacityError, IncrementalEngine, NumericalError
 from .estimators.baselines import (BSGDClassifier, ForgetronClassifier, PegasosClassifier,
                                    PerceptronClassifier, RandomBudgetClassifier)
 from .estimators.idsvm import IncrementalSVC
+from .estimators.rueping import SVIncrementalClassifier
+from .estimators.span import SpanBudgetClassifier
 from .estimators.streamsvm import StreamSVMClassifier
 from .estimators.tvm import TVMClassifier
 from .multiclass import OneVsRestClassifier
@@ -41,6 +45,8 @@ __all__ = [
     "PerceptronClassifier",
     "RandomBudgetClassifier",
     "RiverClassifier",
+    "SVIncrementalClassifier",
+    "SpanBudgetClassifier",
     "StreamSVMClassifier",
     "TVMClassifier",
     "datasets",

@@ -21,6 +21,8 @@ def warmup(verbose=False):
                                        PegasosClassifier, PerceptronClassifier,
                                        RandomBudgetClassifier)
     from .estimators.idsvm import IncrementalSVC
+    from .estimators.rueping import SVIncrementalClassifier
+    from .estimators.span import SpanBudgetClassifier
     from .estimators.streamsvm import StreamSVMClassifier
     from .estimators.tvm import TVMClassifier
 
@@ -38,6 +40,8 @@ def warmup(verbose=False):
         StreamSVMClassifier(n_balls=3), RandomBudgetClassifier(budget=8, gamma=1.0),
         ForgetronClassifier(budget=8, gamma=1.0), PerceptronClassifier(budget=8, gamma=1.0),
         PegasosClassifier(), BSGDClassifier(budget=8, gamma=1.0),
+        SpanBudgetClassifier(budget=8, gamma=1.0), SpanBudgetClassifier(budget=8, policy="lru"),
+        SVIncrementalClassifier(gamma=1.0, L="auto", capacity=64),
     ]
     for est in jobs:
         t = time.perf_counter()

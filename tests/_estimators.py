@@ -97,11 +97,18 @@ if _id is not None and hasattr(_id, "IncrementalSVC"):
 _tv = _module("fastbudget.estimators.tvm")
 if _tv is not None and hasattr(_tv, "TVMClassifier"):
     _add("tvm", lambda: _make(_tv.TVMClassifier, budget=20, C=1.0, kernel="rbf",
-                                             random_state=0), dict(_SW, **{
-        c: "TVMClassifier refuses sample weights by design (each example counts once in a "
-           "twin's weight)"
-        for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
-                  "check_classifiers_one_label_sample_weights")}))
+                                             random_state=0), _SW)
+
+_sp = _module("fastbudget.estimators.span")
+if _sp is not None and hasattr(_sp, "SpanBudgetClassifier"):
+    _add("span", lambda: _make(_sp.SpanBudgetClassifier, budget=20, C=1.0, gamma=0.5), _SW)
+    _add("span_lru", lambda: _make(_sp.SpanBudgetClassifier, budget=20, C=1.0, gamma=0.5,
+                                   policy="lru"), _SW)
+
+_ru = _module("fastbudget.estimators.rueping")
+if _ru is not None and hasattr(_ru, "SVIncrementalClassifier"):
+    _add("svl_incremental", lambda: _make(_ru.SVIncrementalClassifier, C=1.0, gamma=0.5,
+                                          L="auto", capacity=600))
 
 _add("ovr_dummy", lambda: OneVsRestClassifier(DummyBudgetPerceptron(budget=30), total_budget=90),
      _SW)

@@ -159,10 +159,19 @@ def test_accuracy_on_noisy_checkerboard():
     assert clf.score(Xt, yt) > 0.90
 
 
-def test_sample_weight_is_refused_with_a_clear_message():
-    X, y = board(50, 0.0, 11)
-    with pytest.raises(ValueError, match="unweighted"):
-        TVMClassifier(budget=5, gamma=1.0).fit(X, y, sample_weight=np.full(50, 2.0))
+def test_sample_weights_count_in_the_twin_weights():
+    """A weight counts in s+ / s- like that many copies; weight 0 skips the example."""
+    X, y = board(400, 0.15, 11)
+    w = np.random.default_rng(0).integers(0, 4, 400).astype(float)
+    clf = TVMClassifier(budget=400, gamma=1.35).fit(X, y, sample_weight=w)
+    # with room for every example, the twins are the weighted examples themselves
+    kept = w > 0
+    assert clf.n_twins_ == kept.sum()
+    assert clf.twin_weights_.sum() == pytest.approx(w.sum())
+    Xt, _ = board(100, 0.0, 12)
+    assert_exact(clf, Xt)
+    zero = TVMClassifier(budget=400, gamma=1.35).fit(X[kept], y[kept], sample_weight=w[kept])
+    assert np.allclose(zero.decision_function(Xt), clf.decision_function(Xt), rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("kw,msg", [

@@ -15,7 +15,9 @@ class TVMClassifier(BudgetClassifier):
     """Twin Vector Machine: an exact SVM on at most ``budget`` weighted twin vectors.
 
     Each twin j is a pivot q_j with a positive weight s_j+ and a negative weight s_j- (the
-    numbers of positive and negative examples it summarises). The model is at every moment
+    numbers of positive and negative examples it summarises; with ``sample_weight`` an
+    example counts with its weight, so weight k acts like k copies arriving together, and
+    weight 0 is skipped). The model is at every moment
     the exact weighted SVM on the twins (the KT conditions hold on all of them), updated
     per example by exact incremental/decremental learning (paper 003). An example is learned
     only when it is Beneficial (``|f(x)| <= m1``, Alg. 2); when the budget is full, a twin
@@ -134,18 +136,14 @@ class TVMClassifier(BudgetClassifier):
 
     # ------------------------------------------------------------ learning
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
-        if np.any(sample_weight != 1.0):
-            raise ValueError(
-                "TVMClassifier learns unweighted streams (each example counts once in a twin's "
-                "weight); pass sample_weight=None, or repeat examples to weight them."
-            )
         if self.engine_state_ is None:
             self._allocate(X)
         B = int(self.budget)
         before = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                   for k, v in self._get_state().items()}
         for attempt in range(2):
-            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm, B)
+            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm,
+                                               sample_weight, B)
             if status == ad.OK:
                 return
             # undo the partial chunk, rebuild R from scratch, and replay the chunk once
@@ -158,10 +156,10 @@ class TVMClassifier(BudgetClassifier):
             "The model is unchanged. Lower gamma or C, or standardise the features."
             )
 
-    def learn_one(self, x, y):
+    def learn_one(self, x, y, sample_weight=1.0):
         """Learn one example (Alg. 1). ``partial_fit`` on chunks is much faster."""
         x = np.asarray(x, dtype=np.float64).reshape(1, -1)
-        return self.partial_fit(x, np.asarray([y]))
+        return self.partial_fit(x, np.asarray([y]), sample_weight=[sample_weight])
 
     def _decision(self, X):
         out = np.zeros(X.shape[0])

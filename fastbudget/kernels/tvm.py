@@ -153,11 +153,14 @@ def _add_dst(tw, m, slot, w):
 
 
 @njit(cache=True)
-def _learn_one(st, tw, x, yi, B):
-    """Algorithm 1 for one example: Beneficial, UpdateTV, UpdateTVM, control of C.
+def _learn_one(st, tw, x, yi, wi, B):
+    """Algorithm 1 for one example of weight ``wi`` (1 in the paper; a weight counts in the
+    twin's s+ or s- like that many copies): Beneficial, UpdateTV, UpdateTVM, control of C.
 
     Returns (status, accepted)."""
     tw.ist[T_SEEN] += 1
+    if wi <= 0.0:
+        return ad.OK, False
     n = tw.ist[T_NTW]
     if n >= B:
         f = twin_decision(st, tw, x)
@@ -166,7 +169,8 @@ def _learn_one(st, tw, x, yi, B):
     tw.ist[T_ACCEPTED] += 1
     mode = int(tw.par[P_MERGE])
     half = 0 if yi > 0 else 1
-    sp = 1.0 if yi > 0 else 0.0
+    sp = wi if yi > 0 else 0.0
+    sn = wi - sp
     s1 = tw.ist[T_SPARE]
     s2 = tw.ist[T_SPARE2]
     n_src = 0
@@ -253,9 +257,9 @@ def _learn_one(st, tw, x, yi, B):
             m = _add_dst(tw, m, 2 * s2, msp)
         if msn > 0.0:
             m = _add_dst(tw, m, 2 * s2 + 1, msn)
-    _place_twin(st, tw, s1, x, sp, 1.0 - sp)
-    m = _add_dst(tw, m, 2 * s1 + half, 1.0)
-    ssum = tw.par[P_SSUM] + 1.0
+    _place_twin(st, tw, s1, x, sp, sn)
+    m = _add_dst(tw, m, 2 * s1 + half, wi)
+    ssum = tw.par[P_SSUM] + wi
     if leave1 >= 0:
         tw.src[n_src] = 2 * leave1
         tw.src[n_src + 1] = 2 * leave1 + 1
@@ -296,14 +300,15 @@ def _learn_one(st, tw, x, yi, B):
 
 
 @njit(cache=True)
-def tvm_partial_fit(st, tw, X, y, B):
-    """Learn the rows of X (labels y in {-1, +1}) in order: one compiled call per chunk.
+def tvm_partial_fit(st, tw, X, y, w, B):
+    """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
+    chunk.
 
     ``st`` (engine) and ``tw`` (twins) are modified in place. Returns (status, row): the
     number of rows learned, or the failing row when status != OK.
     """
     for t in range(X.shape[0]):
-        s, acc = _learn_one(st, tw, X[t], y[t], B)
+        s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
             return s, t
     return ad.OK, X.shape[0]
