@@ -15,8 +15,14 @@ import numpy as np
 
 from fastbudget import TVMClassifier
 from fastbudget.datasets import make_checkerboard, stream_chunks
+from fastbudget.kernels import adiabatic as ad
 
 SD = 4 / np.sqrt(12)
+
+
+def jr(clf):
+    st = clf.engine_state_
+    return ad.jr_residual(st.y, st.K, st.S_idx, int(st.ist[ad.I_NS]), st.R)
 
 
 def rss_mib():
@@ -38,8 +44,9 @@ def main(argv=None):
     marks = sorted(set([10 ** k for k in range(2, 12) if 10 ** k <= a.n] + [a.n]))
     seen = 0
     t_fit = 0.0
-    print("| N | accuracy | seconds | examples/s | accepted | merges | peak RSS MiB | model bytes |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| N | accuracy | seconds | examples/s | accepted | merges | peak RSS MiB | model bytes "
+          "| KT residual | max abs(J R - I) | R rebuilds |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for X, y in stream_chunks("checkerboard", a.n, a.chunk, random_state=a.seed, noise=0.15):
         X = (X - 2) / SD
         while marks and seen + X.shape[0] >= marks[0]:
@@ -53,7 +60,8 @@ def main(argv=None):
             acc = clf.score(Xt, yt)
             print(f"| {seen:,} | {100 * acc:.2f} | {t_fit:.1f} | {seen / max(t_fit, 1e-9):,.0f} | "
                   f"{clf.n_accepted_:,} | {clf.n_merges_:,} | {rss_mib():.1f} | "
-                  f"{clf.memory_bytes():,} |", flush=True)
+                  f"{clf.memory_bytes():,} | {clf.kkt_residual():.1e} | {jr(clf):.1e} | "
+                  f"{int(clf.engine_state_.ist[ad.I_NREBUILD])} |", flush=True)
             marks.pop(0)
         if X.shape[0]:
             t = time.perf_counter()
