@@ -454,7 +454,7 @@ def cmd_evaluate(args):
     model, scaler = load_model(args.model)
     chunks, desc, total, d, is_svm = _model_chunks(args, model)
     classes = list(model.classes_)
-    index = {c: i for i, c in enumerate(classes)}
+    cls_arr = np.asarray(model.classes_)
     conf = np.zeros((len(classes), len(classes)), dtype=np.int64)
     n = correct = 0
     with progress(total, "evaluate", quiet=args.quiet) as bar:
@@ -465,10 +465,9 @@ def cmd_evaluate(args):
             p = model.predict(X)
             correct += int(np.sum(p == y))
             n += len(y)
-            for t, q in zip(y, p):
-                i = index.get(t)
-                if i is not None:
-                    conf[i, index[q]] += 1
+            ti = np.searchsorted(cls_arr, y)
+            known = (ti < len(cls_arr)) & (cls_arr[np.minimum(ti, len(cls_arr) - 1)] == y)
+            np.add.at(conf, (ti[known], np.searchsorted(cls_arr, p)[known]), 1)
             bar.update(len(y))
     if n == 0:
         raise CLIError("the data source holds no rows.")
@@ -618,8 +617,8 @@ def cmd_demo(args):
           f"{sv_bytes / 1024:,.1f} KiB of vectors)")
     print(f"  test set: 5,000 points of the noise-free board; best possible 100 %. "
           f"Paper 000 (Fig. 2): TVM B = 100 reaches 98.7 % after 10^7 examples.")
-    print(f"  startup/compile: {t_compile:.1f} s (about 40 s on the first run after install, "
-          f"then loaded from Numba's cache)")
+    print(f"  startup: {t_compile:.1f} s (Numba compiles TVM on the first run after install "
+          f"and loads it from its on-disk cache afterwards)")
     if not args.no_plot:
         from . import plotting
         os.makedirs(args.out, exist_ok=True)
