@@ -665,6 +665,10 @@ def _streamsvm_args(a):
     return out
 
 
+def _quick_only(a):
+    return ["--quick"] if a.quick else []
+
+
 def _data_only(a):
     return ["--data", a.data_dir] if a.data_dir else []
 
@@ -678,9 +682,11 @@ REGISTRY = {
     "streamsvm": (_hook("reproduce_streamsvm.py", _streamsvm_args),
                   "Paper 001 Table 1 and Figure 3 (perf/reproduce_streamsvm.py; report "
                   "docs/results/streamsvm.md)"),
-    "span": (_hook("reproduce_span.py", _data_only), "Paper 002: span vs LRU (perf/reproduce_span.py)"),
-    "rueping": (_hook("reproduce_rueping.py", _data_only),
-                "Paper 004: Rüping's tables (perf/reproduce_rueping.py)"),
+    "span": (_hook("reproduce_span.py", _quick_only),
+             "Paper 002: span vs LRU (perf/reproduce_span.py; writes docs/results/span.md)"),
+    "rueping": (_hook("reproduce_rueping.py", _quick_only),
+                "Paper 004: Rüping's tables (perf/reproduce_rueping.py; writes "
+                "docs/results/rueping.md)"),
     "baselines": (_hook("bench_baselines.py", lambda a: ["all"] + _data_only(a)),
                   "Baseline columns of paper 000 Tables 3/4 and paper 001 Table 1 "
                   "(perf/bench_baselines.py)"),
@@ -695,8 +701,9 @@ def write_index(out):
     lines = ["# Reproduction reports", "",
              "Regenerate the paper 000 reports with `fastbudget reproduce all --data-dir DIR` "
              "(add `--quick` for a one-minute version); each report names the exact command "
-             "that produced it. The paper 001 (StreamSVM) report is written by "
-             "`python perf/reproduce_streamsvm.py` (`fastbudget reproduce streamsvm`).", ""]
+             "that produced it. The reports of papers 001, 002 and 004 (streamsvm, span, rueping) "
+             "are written by their scripts in `perf/` (`fastbudget reproduce streamsvm`, "
+             "`span`, `rueping` run them).", ""]
     for fn in sorted(os.listdir(out)):
         if fn.endswith(".md") and fn != "README.md":
             with open(os.path.join(out, fn)) as f:
