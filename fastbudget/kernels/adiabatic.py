@@ -38,7 +38,7 @@ from numba import njit
 
 from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_rebuild, r_shrink_last,
                        r_swap)
-from .kernel import kernel_value
+from .kernel import kernel_at, kernel_value
 
 # slot status codes
 FREE = 0
@@ -710,7 +710,7 @@ def place(st, c, x, yc):
             if paired and (j & 1) == 1 and j - 1 != c and st.status[j - 1] != FREE:
                 kv = st.K[c, j - 1]  # slots 2t and 2t + 1 hold the same point
             else:
-                kv = kernel_value(code, st.kpar, st.X[j], x)
+                kv = kernel_at(code, st.kpar, st.X, j, x)
             st.K[c, j] = kv
             st.K[j, c] = kv
     st.y[c] = yc

@@ -36,6 +36,25 @@ def kernel_value(code, kpar, x, z):
     return (kpar[0] * dot + kpar[2]) ** kpar[1]
 
 
+@njit(cache=True, inline="always")
+def kernel_at(code, kpar, A, i, z):
+    """K(A[i], z) without creating the row view ``A[i]`` (a view in a hot loop costs two
+    atomic reference-count updates)."""
+    d = z.shape[0]
+    if code == RBF:
+        s = 0.0
+        for k in range(d):
+            t = A[i, k] - z[k]
+            s += t * t
+        return np.exp(-kpar[0] * s)
+    dot = 0.0
+    for k in range(d):
+        dot += A[i, k] * z[k]
+    if code == LINEAR:
+        return dot
+    return (kpar[0] * dot + kpar[2]) ** kpar[1]
+
+
 @njit(cache=True)
 def kernel_row(code, kpar, X, n, z, out):
     """out[i] = K(X[i], z) for i < n. ``out`` is modified in place."""

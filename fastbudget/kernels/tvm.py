@@ -33,6 +33,8 @@ T_REJECTED = 4  # overflow twins dropped because every merge candidate was rejec
 T_REMOVED = 5  # twins removed beyond the buffer zone m2
 T_SPARE = 6  # first spare twin index
 T_SPARE2 = 7  # second spare twin index
+T_TRIES = 8  # merge candidates tried
+T_NNROWS = 9  # rows of the nearest-merge-neighbour cache recomputed in full
 N_TIST = 10
 
 # float parameters in ``TwinState.par``
@@ -50,7 +52,7 @@ N_TPAR = 10
 TwinState = namedtuple(
     "TwinState",
     ["Q", "s_pos", "s_neg", "s_tot", "coef", "fq", "side", "active", "nn_idx", "nn_d",
-     "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par"],
+     "nn2_idx", "nn2_d", "nn2_ok", "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par"],
 )
 
 
@@ -61,7 +63,8 @@ def alloc_twins(budget, d):
         Q=np.zeros((n, d)), s_pos=np.zeros(n), s_neg=np.zeros(n), s_tot=np.zeros(n),
         coef=np.zeros(n), fq=np.zeros(n), side=np.zeros(n, dtype=np.int8),
         active=np.zeros(n, dtype=np.int8), nn_idx=np.full(n, -1, dtype=np.int64),
-        nn_d=np.full(n, np.inf), dirty=np.zeros(n, dtype=np.int8),
+        nn_d=np.full(n, np.inf), nn2_idx=np.full(n, -1, dtype=np.int64),
+        nn2_d=np.full(n, np.inf), nn2_ok=np.ones(n, dtype=np.int8), dirty=np.zeros(n, dtype=np.int8),
         order=np.zeros(n, dtype=np.int64), qnew=np.zeros(d),
         tmp=np.zeros(d), src=np.zeros(4, dtype=np.int64), dst=np.zeros(3, dtype=np.int64),
         wdst=np.zeros(3), ist=np.zeros(N_TIST, dtype=np.int64), par=np.zeros(N_TPAR),
@@ -73,9 +76,9 @@ def alloc_twins(budget, d):
 
 def twins_nbytes(B, d):
     """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
-    ``8 (n d + 8 n + 2 d + 10 + N_TIST + N_TPAR) + 3 n``."""
+    ``8 (n d + 10 n + 2 d + 10 + N_TIST + N_TPAR) + 4 n``."""
     n = B + 2
-    return 8 * (n * d + 8 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 3 * n
+    return 8 * (n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 4 * n
 
 
 @njit(cache=True, inline="always")
@@ -138,8 +141,9 @@ def _sync(st, tw, mode):
             tw.side[j] = side
             if one_sided:
                 tw.dirty[j] = 1
-    nn_update(mode, st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.s_tot, tw.side, one_sided,
-              tw.active, tw.dirty, tw.nn_idx, tw.nn_d, tw.tmp, tw.order)
+    tw.ist[T_NNROWS] += nn_update(mode, st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.s_tot,
+                                  tw.side, one_sided, tw.active, tw.dirty, tw.nn_idx,
+                                  tw.nn_d, tw.nn2_idx, tw.nn2_d, tw.nn2_ok, tw.tmp, tw.order)
     for j in range(tw.active.shape[0]):
         tw.dirty[j] = 0
     return s
@@ -225,7 +229,7 @@ def _learn_one(st, tw, x, yi, wi, B):
                 last_i = i
                 last_j = j
                 tried += 1
-                tw.ist[8] += 1
+                tw.ist[T_TRIES] += 1
                 merge_point(mode, code, st.kpar, tw.Q, tw.s_tot, i, j, tw.qnew, tw.tmp)
                 if eta >= 0.0:
                     fnew = twin_decision(st, tw, tw.qnew)
