@@ -199,7 +199,7 @@ def test_prequential_is_test_then_train(tmp_path):
 
 
 def test_demo_small(tmp_path):
-    _, out, err = run("demo", "--n", 20000, "--budget", 20, "--exact-n", 400, "--out",
+    _, out, err = run("demo", "--n", 10000, "--budget", 20, "--exact-n", 400, "--out",
                       tmp_path, cwd=tmp_path)
     assert "compiling (first run only)" in err
     assert "exact SVM on the first 400 examples" in out
