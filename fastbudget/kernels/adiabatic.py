@@ -38,7 +38,7 @@ from numba import njit
 
 from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_rebuild, r_shrink_last,
                        r_swap)
-from .kernel import kernel_at, kernel_value
+from .kernel import kernel_at, kernel_row_at, kernel_value
 
 # slot status codes
 FREE = 0
@@ -166,44 +166,59 @@ def engine_nbytes(n, d):
 @njit(cache=True, inline="always")
 def decision_at_slot(st, i):
     """f(x_i) = sum_j alpha_j y_j K_ij + b, from the cached kernel matrix."""
-    hw = st.ist[I_HW]
-    s = st.fs[F_B]
+    _st_K = st.K
+    _st_alpha = st.alpha
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_y = st.y
+    hw = _st_ist[I_HW]
+    s = _st_fs[F_B]
     for j in range(hw):
-        a = st.alpha[j]
+        a = _st_alpha[j]
         if a != 0.0:
-            s += a * st.y[j] * st.K[i, j]
+            s += a * _st_y[j] * _st_K[i, j]
     return s
 
 
 @njit(cache=True, inline="always")
 def decision_point(st, x):
     """f(x) for a new point ``x`` (1-D float64)."""
-    hw = st.ist[I_HW]
-    code = st.ist[I_KCODE]
-    s = st.fs[F_B]
+    _st_X = st.X
+    _st_alpha = st.alpha
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_kpar = st.kpar
+    _st_y = st.y
+    hw = _st_ist[I_HW]
+    code = _st_ist[I_KCODE]
+    s = _st_fs[F_B]
     for j in range(hw):
-        a = st.alpha[j]
+        a = _st_alpha[j]
         if a != 0.0:
-            s += a * st.y[j] * kernel_value(code, st.kpar, st.X[j], x)
+            s += a * _st_y[j] * kernel_value(code, _st_kpar, _st_X[j], x)
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _s_remove(st, j):
     """Take margin vector j out of S and shrink R (eq. 14). Modified in place."""
-    nS = st.ist[I_NS]
-    p = st.spos[j]
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_ist = st.ist
+    _st_spos = st.spos
+    nS = _st_ist[I_NS]
+    p = _st_spos[j]
     last = nS - 1
     if p != last:
-        r_swap(st.R, nS + 1, p + 1, last + 1)
-        moved = st.S_idx[last]
-        st.S_idx[p] = moved
-        st.spos[moved] = p
+        r_swap(_st_R, nS + 1, p + 1, last + 1)
+        moved = _st_S_idx[last]
+        _st_S_idx[p] = moved
+        _st_spos[moved] = p
     if nS > 1:
-        r_shrink_last(st.R, nS + 1)
-    st.S_idx[last] = -1
-    st.spos[j] = -1
-    st.ist[I_NS] = nS - 1
+        r_shrink_last(_st_R, nS + 1)
+    _st_S_idx[last] = -1
+    _st_spos[j] = -1
+    _st_ist[I_NS] = nS - 1
 
 
 @njit(cache=True)
@@ -211,22 +226,26 @@ def _new_column_residual(st, k, nS, r):
     """r[i] = delta_im - (J R)[i, m] for the column m = nS + 1 that growing S by ``k`` just
     appended to R (the rest of the live block is not checked); returns max_i |r[i]|.
     ``r`` (>= nS + 2) is modified in place. O(nS^2)."""
-    R = st.R
-    y = st.y
-    K = st.K
+    _st_K = st.K
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_y = st.y
+    R = _st_R
+    y = _st_y
+    K = _st_K
     m = nS + 1
     worst = 0.0
     for i in range(m + 1):
-        a = k if i == m else (st.S_idx[i - 1] if i > 0 else -1)
+        a = k if i == m else (_st_S_idx[i - 1] if i > 0 else -1)
         if i == 0:
             s = 0.0
             for q in range(nS):
-                s += y[st.S_idx[q]] * R[q + 1, m]
+                s += y[_st_S_idx[q]] * R[q + 1, m]
             s += y[k] * R[m, m]
         else:
             s = y[a] * R[0, m]
             for q in range(nS):
-                c = st.S_idx[q]
+                c = _st_S_idx[q]
                 s += y[a] * y[c] * K[a, c] * R[q + 1, m]
             s += y[a] * y[k] * K[a, k] * R[m, m]
         if i == m:
@@ -241,19 +260,28 @@ def _new_column_residual(st, k, nS, r):
 def _s_add(st, k):
     """Try to add slot k to S and grow R (eq. 13). Returns False when k is linearly
     dependent on S (gamma_kk ~ 0): R is then left untouched."""
-    nS = st.ist[I_NS]
+    _st_K = st.K
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_beta = st.beta
+    _st_ist = st.ist
+    _st_spos = st.spos
+    _st_tol = st.tol
+    _st_v = st.v
+    _st_y = st.y
+    nS = _st_ist[I_NS]
     if nS == 0:
-        r_first(st.R, st.y[k], st.K[k, k])
+        r_first(_st_R, _st_y[k], _st_K[k, k])
     else:
-        v = st.v
-        yk = st.y[k]
+        v = _st_v
+        yk = _st_y[k]
         v[0] = yk
         for p in range(nS):
-            j = st.S_idx[p]
-            v[p + 1] = yk * st.y[j] * st.K[k, j]
-        status, pivot = r_grow(st.R, nS, v, st.K[k, k], st.beta, st.tol[T_SINGULAR])
+            j = _st_S_idx[p]
+            v[p + 1] = yk * _st_y[j] * _st_K[k, j]
+        status, pivot = r_grow(_st_R, nS, v, _st_K[k, k], _st_beta, _st_tol[T_SINGULAR])
         if status == SINGULAR:
-            st.ist[I_NREFUSED] += 1
+            _st_ist[I_NREFUSED] += 1
             return False
         # The new column of R is [beta; 1] / gamma_kk, so its residual in J R = I is the old
         # drift (I - J_old R_old) v amplified by 1 / gamma_kk. A small pivot can turn
@@ -266,30 +294,30 @@ def _s_add(st, k):
         if pivot < PIVOT_FULL_CHECK:
             # the whole of R got the amplified error too (rank-one update of the old
             # block): make the next drift check happen at the end of this operation
-            st.ist[I_NOPS] = st.ist[I_CHECK_EVERY]
-        if pivot < PIVOT_CHECK and _new_column_residual(st, k, nS, st.beta) > st.tol[T_DRIFT]:
-            st.S_idx[nS] = k
-            if r_rebuild(st.y, st.K, st.S_idx, nS + 1, st.R) != OK:
-                r_shrink_last(st.R, nS + 2)
-                st.S_idx[nS] = -1
-                st.ist[I_NREFUSED] += 1
+            _st_ist[I_NOPS] = _st_ist[I_CHECK_EVERY]
+        if pivot < PIVOT_CHECK and _new_column_residual(st, k, nS, _st_beta) > _st_tol[T_DRIFT]:
+            _st_S_idx[nS] = k
+            if r_rebuild(_st_y, _st_K, _st_S_idx, nS + 1, _st_R) != OK:
+                r_shrink_last(_st_R, nS + 2)
+                _st_S_idx[nS] = -1
+                _st_ist[I_NREFUSED] += 1
                 return False
-            st.ist[I_NREBUILD] += 1
+            _st_ist[I_NREBUILD] += 1
             # decide singularity again with the accurate inverse: R[m, m] = 1 / gamma_kk
             m = nS + 1
-            gkk = 1.0 / st.R[m, m] if st.R[m, m] != 0.0 else np.inf
-            scale = abs(st.K[k, k])
+            gkk = 1.0 / _st_R[m, m] if _st_R[m, m] != 0.0 else np.inf
+            scale = abs(_st_K[k, k])
             for p in range(nS):
-                scale += abs(v[p + 1]) * abs(st.R[p + 1, m]) * abs(gkk)
-            scale += abs(v[0] * st.R[0, m] * gkk)
-            if not (gkk > st.tol[T_SINGULAR] * scale):
-                r_shrink_last(st.R, nS + 2)
-                st.S_idx[nS] = -1
-                st.ist[I_NREFUSED] += 1
+                scale += abs(v[p + 1]) * abs(_st_R[p + 1, m]) * abs(gkk)
+            scale += abs(v[0] * _st_R[0, m] * gkk)
+            if not (gkk > _st_tol[T_SINGULAR] * scale):
+                r_shrink_last(_st_R, nS + 2)
+                _st_S_idx[nS] = -1
+                _st_ist[I_NREFUSED] += 1
                 return False
-    st.S_idx[nS] = k
-    st.spos[k] = nS
-    st.ist[I_NS] = nS + 1
+    _st_S_idx[nS] = k
+    _st_spos[k] = nS
+    _st_ist[I_NS] = nS + 1
     return True
 
 
@@ -310,21 +338,39 @@ def run_path(st, mode, c):
     status : int, OK, NO_CONVERGENCE (too many steps: degenerate cycling) or STUCK (no
         event can absorb the equality constraint; cannot happen for valid state).
     """
-    X_hw = st.ist[I_HW]
+    _st_K = st.K
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_alpha = st.alpha
+    _st_beta = st.beta
+    _st_cb = st.cb
+    _st_dcb = st.dcb
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_gam = st.gam
+    _st_ist = st.ist
+    _st_skip = st.skip
+    _st_sparse = st.sparse
+    _st_status = st.status
+    _st_tol = st.tol
+    _st_v = st.v
+    _st_wv = st.wv
+    _st_y = st.y
+    X_hw = _st_ist[I_HW]
     hw = X_hw
-    y = st.y
-    K = st.K
-    alpha = st.alpha
-    g = st.g
-    status = st.status
-    S_idx = st.S_idx
-    beta = st.beta
-    gam = st.gam
-    wv = st.wv
-    dcb = st.dcb
-    cb = st.cb
-    skip = st.skip
-    eps = st.tol[T_RATE]
+    y = _st_y
+    K = _st_K
+    alpha = _st_alpha
+    g = _st_g
+    status = _st_status
+    S_idx = _st_S_idx
+    beta = _st_beta
+    gam = _st_gam
+    wv = _st_wv
+    dcb = _st_dcb
+    cb = _st_cb
+    skip = _st_skip
+    eps = _st_tol[T_RATE]
     for i in range(hw):
         skip[i] = 0
     t = 0.0
@@ -334,7 +380,7 @@ def run_path(st, mode, c):
         it += 1
         if it > max_iter:
             return NO_CONVERGENCE
-        st.ist[I_NSTEPS] += 1
+        _st_ist[I_NSTEPS] += 1
         if mode == ADD:
             rem = cb[c] - alpha[c]
             rate = 1.0
@@ -359,9 +405,9 @@ def run_path(st, mode, c):
         if mode == BOUNDS:
             # E members of the listed slots follow their bounds (rate dcb_d); the margin
             # target moves at rate dmu, which acts on every g_i alike
-            dmu = st.fs[F_DMU]
-            nsp = st.ist[I_NSPARSE]
-            sparse = st.sparse
+            dmu = _st_fs[F_DMU]
+            nsp = _st_ist[I_NSPARSE]
+            sparse = _st_sparse
             for k in range(nsp):
                 d = sparse[k]
                 if status[d] != ERROR or dcb[d] == 0.0:
@@ -375,7 +421,7 @@ def run_path(st, mode, c):
             u = yr
             for j in range(hw):
                 wv[j] = K[c, j] * yr
-        nS = st.ist[I_NS]
+        nS = _st_ist[I_NS]
         bonly = False
         sigma = 0.0
         if nS == 0:
@@ -384,13 +430,13 @@ def run_path(st, mode, c):
                 bonly = True
                 sigma = 1.0 if u > 0.0 else -1.0
         else:
-            v = st.v
+            v = _st_v
             v[0] = u
             for p in range(nS):
                 j = S_idx[p]
                 v[p + 1] = y[j] * wv[j] - dmu
             m = nS + 1
-            R = st.R
+            R = _st_R
             for i in range(m):
                 s = 0.0
                 for j in range(m):
@@ -481,7 +527,7 @@ def run_path(st, mode, c):
                 return STUCK
         # -------- take the step
         if bonly:
-            st.fs[F_B] += sigma * dt
+            _st_fs[F_B] += sigma * dt
             for i in range(hw):
                 si = status[i]
                 if si != FREE and si != MARGIN:
@@ -493,14 +539,14 @@ def run_path(st, mode, c):
                         alpha[i] += dcb[i] * dt
                 for i in range(hw):
                     cb[i] += dcb[i] * dt
-                st.fs[F_MU] += dmu * dt
+                _st_fs[F_MU] += dmu * dt
                 t += dt
             else:
                 alpha[c] += rate * dt
             for p in range(nS):
                 j = S_idx[p]
                 alpha[j] += beta[p + 1] * dt
-            st.fs[F_B] += b0 * dt
+            _st_fs[F_B] += b0 * dt
             for i in range(hw):
                 si = status[i]
                 if si != FREE and si != MARGIN:
@@ -550,9 +596,13 @@ def run_path(st, mode, c):
 @njit(cache=True)
 def _coef_into(st, a):
     """a[j] = alpha_j y_j for live slots, 0 elsewhere (first hw entries). Modified in place."""
-    hw = st.ist[I_HW]
+    _st_alpha = st.alpha
+    _st_ist = st.ist
+    _st_status = st.status
+    _st_y = st.y
+    hw = _st_ist[I_HW]
     for j in range(hw):
-        a[j] = st.alpha[j] * st.y[j] if st.status[j] != FREE else 0.0
+        a[j] = _st_alpha[j] * _st_y[j] if _st_status[j] != FREE else 0.0
 
 
 @njit(cache=True, inline="always")
@@ -566,14 +616,16 @@ def _f_slot(K, a, hw, i, b):
 @njit(cache=True)
 def _f_all(st, a, f):
     """f[i] = sum_j a_j K_ij for i < hw, as axpys over the rows of the support vectors."""
-    hw = st.ist[I_HW]
+    _st_K = st.K
+    _st_ist = st.ist
+    hw = _st_ist[I_HW]
     for i in range(hw):
         f[i] = 0.0
     for j in range(hw):
         aj = a[j]
         if aj != 0.0:
             for i in range(hw):
-                f[i] += aj * st.K[j, i]
+                f[i] += aj * _st_K[j, i]
 
 
 @njit(cache=True)
@@ -584,57 +636,76 @@ def refresh(st):
     removing round-off accumulated along the path. Modified in place (``st.wv`` and
     ``st.gam`` are scratch).
     """
-    hw = st.ist[I_HW]
-    nS = st.ist[I_NS]
-    y = st.y
-    a = st.wv
-    f = st.gam
-    mu = st.fs[F_MU]
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_alpha = st.alpha
+    _st_beta = st.beta
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_gam = st.gam
+    _st_ist = st.ist
+    _st_status = st.status
+    _st_v = st.v
+    _st_wv = st.wv
+    _st_y = st.y
+    hw = _st_ist[I_HW]
+    nS = _st_ist[I_NS]
+    y = _st_y
+    a = _st_wv
+    f = _st_gam
+    mu = _st_fs[F_MU]
     if nS > 0:
         _coef_into(st, a)
         _f_all(st, a, f)
-        v = st.v
+        v = _st_v
         r0 = 0.0
         for i in range(hw):
             r0 += a[i]
         v[0] = r0
-        b = st.fs[F_B]
+        b = _st_fs[F_B]
         for p in range(nS):
-            j = st.S_idx[p]
+            j = _st_S_idx[p]
             v[p + 1] = y[j] * (f[j] + b) - mu
         m = nS + 1
         for i in range(m):
             s = 0.0
             for j in range(m):
-                s += st.R[i, j] * v[j]
-            st.beta[i] = -s
-        st.fs[F_B] += st.beta[0]
+                s += _st_R[i, j] * v[j]
+            _st_beta[i] = -s
+        _st_fs[F_B] += _st_beta[0]
         for p in range(nS):
-            st.alpha[st.S_idx[p]] += st.beta[p + 1]
+            _st_alpha[_st_S_idx[p]] += _st_beta[p + 1]
     _coef_into(st, a)
     _f_all(st, a, f)
-    b = st.fs[F_B]
+    b = _st_fs[F_B]
     for i in range(hw):
-        if st.status[i] != FREE:
-            st.g[i] = y[i] * (f[i] + b) - mu
+        if _st_status[i] != FREE:
+            _st_g[i] = y[i] * (f[i] + b) - mu
 
 
 @njit(cache=True)
 def check_drift(st, force):
     """Every ``check_every`` operations (or when ``force``), measure max|J R - I| and
     rebuild R from scratch when it exceeds the drift tolerance. Returns OK or SINGULAR."""
-    st.ist[I_NOPS] += 1
-    if not force and st.ist[I_NOPS] < st.ist[I_CHECK_EVERY]:
+    _st_K = st.K
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_tol = st.tol
+    _st_y = st.y
+    _st_ist[I_NOPS] += 1
+    if not force and _st_ist[I_NOPS] < _st_ist[I_CHECK_EVERY]:
         return OK
-    st.ist[I_NOPS] = 0
-    nS = st.ist[I_NS]
-    res = jr_residual(st.y, st.K, st.S_idx, nS, st.R)
-    st.fs[F_LAST_JR] = res
-    if res > st.tol[T_DRIFT] or not np.isfinite(res):
-        if r_rebuild(st.y, st.K, st.S_idx, nS, st.R) != OK:
+    _st_ist[I_NOPS] = 0
+    nS = _st_ist[I_NS]
+    res = jr_residual(_st_y, _st_K, _st_S_idx, nS, _st_R)
+    _st_fs[F_LAST_JR] = res
+    if res > _st_tol[T_DRIFT] or not np.isfinite(res):
+        if r_rebuild(_st_y, _st_K, _st_S_idx, nS, _st_R) != OK:
             return SINGULAR
-        st.ist[I_NREBUILD] += 1
-        st.fs[F_LAST_JR] = jr_residual(st.y, st.K, st.S_idx, nS, st.R)
+        _st_ist[I_NREBUILD] += 1
+        _st_fs[F_LAST_JR] = jr_residual(_st_y, _st_K, _st_S_idx, nS, _st_R)
     return OK
 
 
@@ -647,17 +718,24 @@ def kkt_residual(st):
     alpha, and |sum_i y_i alpha_i| / max(mu, sum_i alpha_i). Reads the stored g (call
     ``refresh`` first for exact values).
     """
-    hw = st.ist[I_HW]
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_ist = st.ist
+    _st_status = st.status
+    _st_y = st.y
+    hw = _st_ist[I_HW]
     worst = 0.0
     s_eq = 0.0
     s_a = 0.0
     for i in range(hw):
-        si = st.status[i]
+        si = _st_status[i]
         if si == FREE:
             continue
-        gi = st.g[i]
-        a = st.alpha[i]
-        s_eq += st.y[i] * a
+        gi = _st_g[i]
+        a = _st_alpha[i]
+        s_eq += _st_y[i] * a
         s_a += a
         if si == MARGIN:
             v = abs(gi)
@@ -669,11 +747,11 @@ def kkt_residual(st):
             v = 0.0
         if a < 0.0:
             v = max(v, -a)
-        if a > st.cb[i]:
-            v = max(v, a - st.cb[i])
+        if a > _st_cb[i]:
+            v = max(v, a - _st_cb[i])
         if v > worst:
             worst = v
-    mu = st.fs[F_MU]
+    mu = _st_fs[F_MU]
     eq = abs(s_eq) / max(mu, s_a)
     return max(worst / mu, eq)
 
@@ -690,76 +768,120 @@ def _finish(st, status):
 
 
 # ---------------------------------------------------------------------------- operations
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def place(st, c, x, yc):
     """Store point ``x`` with label ``yc`` in free slot ``c`` with weight 0 (status Z).
 
-    Computes the kernel row of ``c`` against every live slot. Modified in place.
+    Computes the kernel row of ``c`` against every live slot. Modified in place
+    (``st.sparse`` and ``st.gam`` are scratch).
     """
-    code = st.ist[I_KCODE]
+    _st_sparse = st.sparse
+    _st_gam = st.gam
+    _st_K = st.K
+    _st_X = st.X
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_ist = st.ist
+    _st_kpar = st.kpar
+    _st_status = st.status
+    _st_wt = st.wt
+    _st_y = st.y
+    code = _st_ist[I_KCODE]
     d = x.shape[0]
     for k in range(d):
-        st.X[c, k] = x[k]
-    hw = st.ist[I_HW]
+        _st_X[c, k] = x[k]
+    hw = _st_ist[I_HW]
     if c + 1 > hw:
         hw = c + 1
-        st.ist[I_HW] = hw
-    paired = st.ist[I_PAIRED] != 0
+        _st_ist[I_HW] = hw
+    # the slots whose kernel value must be computed (slots 2t and 2t + 1 of paired twins
+    # hold the same point: the odd one copies), gathered so that one compiled call fills
+    # the row
+    paired = _st_ist[I_PAIRED] != 0
+    rows = _st_sparse
+    n_rows = 0
     for j in range(hw):
-        if st.status[j] != FREE or j == c:
-            if paired and (j & 1) == 1 and j - 1 != c and st.status[j - 1] != FREE:
-                kv = st.K[c, j - 1]  # slots 2t and 2t + 1 hold the same point
-            else:
-                kv = kernel_at(code, st.kpar, st.X, j, x)
-            st.K[c, j] = kv
-            st.K[j, c] = kv
-    st.y[c] = yc
-    st.wt[c] = 0.0
-    st.cb[c] = 0.0
-    st.alpha[c] = 0.0
-    st.status[c] = ZERO
-    st.g[c] = yc * decision_at_slot(st, c) - st.fs[F_MU]
+        if _st_status[j] != FREE or j == c:
+            if not (paired and (j & 1) == 1 and j - 1 != c and _st_status[j - 1] != FREE):
+                rows[n_rows] = j
+                n_rows += 1
+    vals = _st_gam
+    kernel_row_at(code, _st_kpar, _st_X, rows, n_rows, x, vals)
+    for k in range(n_rows):
+        j = rows[k]
+        _st_K[c, j] = vals[k]
+        _st_K[j, c] = vals[k]
+    if paired:
+        for j in range(1, hw, 2):
+            if _st_status[j] != FREE and j - 1 != c and _st_status[j - 1] != FREE:
+                _st_K[c, j] = _st_K[c, j - 1]
+                _st_K[j, c] = _st_K[c, j - 1]
+    _st_y[c] = yc
+    _st_wt[c] = 0.0
+    _st_cb[c] = 0.0
+    _st_alpha[c] = 0.0
+    _st_status[c] = ZERO
+    _st_g[c] = yc * decision_at_slot(st, c) - _st_fs[F_MU]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def place_copy(st, c, src, yc):
     """Like ``place`` for a point equal to slot ``src``'s (a twin's other half): copies the
     point and its kernel row instead of recomputing them. Modified in place."""
-    d = st.X.shape[1]
+    _st_K = st.K
+    _st_X = st.X
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_ist = st.ist
+    _st_status = st.status
+    _st_wt = st.wt
+    _st_y = st.y
+    d = _st_X.shape[1]
     for k in range(d):
-        st.X[c, k] = st.X[src, k]
-    hw = st.ist[I_HW]
+        _st_X[c, k] = _st_X[src, k]
+    hw = _st_ist[I_HW]
     if c + 1 > hw:
         hw = c + 1
-        st.ist[I_HW] = hw
+        _st_ist[I_HW] = hw
     for j in range(hw):
-        if st.status[j] != FREE or j == c:
-            kv = st.K[src, j] if j != c else st.K[src, src]
-            st.K[c, j] = kv
-            st.K[j, c] = kv
-    st.y[c] = yc
-    st.wt[c] = 0.0
-    st.cb[c] = 0.0
-    st.alpha[c] = 0.0
-    st.status[c] = ZERO
-    st.g[c] = yc * decision_at_slot(st, c) - st.fs[F_MU]
+        if _st_status[j] != FREE or j == c:
+            kv = _st_K[src, j] if j != c else _st_K[src, src]
+            _st_K[c, j] = kv
+            _st_K[j, c] = kv
+    _st_y[c] = yc
+    _st_wt[c] = 0.0
+    _st_cb[c] = 0.0
+    _st_alpha[c] = 0.0
+    _st_status[c] = ZERO
+    _st_g[c] = yc * decision_at_slot(st, c) - _st_fs[F_MU]
 
 
 @njit(cache=True)
 def _activate(st, c, w):
     """Weight 0 -> w > 0: incremental learning of slot c (paper 003, Algorithm 1)."""
-    st.wt[c] = w
-    st.cb[c] = st.fs[F_C] * w
-    st.alpha[c] = 0.0
-    if st.cb[c] <= 0.0:
-        st.status[c] = ZERO
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_status = st.status
+    _st_wt = st.wt
+    _st_y = st.y
+    _st_wt[c] = w
+    _st_cb[c] = _st_fs[F_C] * w
+    _st_alpha[c] = 0.0
+    if _st_cb[c] <= 0.0:
+        _st_status[c] = ZERO
         return OK
-    gc = st.y[c] * decision_at_slot(st, c) - st.fs[F_MU]
-    st.g[c] = gc
+    gc = _st_y[c] * decision_at_slot(st, c) - _st_fs[F_MU]
+    _st_g[c] = gc
     if gc >= 0.0:
-        st.status[c] = RESERVE
+        _st_status[c] = RESERVE
         return OK
-    st.status[c] = CAND
+    _st_status[c] = CAND
     return run_path(st, ADD, c)
 
 
@@ -767,16 +889,20 @@ def _activate(st, c, w):
 def _deactivate(st, c):
     """Drive alpha_c to 0 (decremental unlearning, paper 003 Algorithm 2) and leave the
     slot live with weight 0 (status Z)."""
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_status = st.status
+    _st_wt = st.wt
     s = OK
-    if st.status[c] == MARGIN:
+    if _st_status[c] == MARGIN:
         _s_remove(st, c)
-    if st.alpha[c] > 0.0:
-        st.status[c] = CAND
+    if _st_alpha[c] > 0.0:
+        _st_status[c] = CAND
         s = run_path(st, REMOVE, c)
-    st.alpha[c] = 0.0
-    st.wt[c] = 0.0
-    st.cb[c] = 0.0
-    st.status[c] = ZERO
+    _st_alpha[c] = 0.0
+    _st_wt[c] = 0.0
+    _st_cb[c] = 0.0
+    _st_status[c] = ZERO
     return s
 
 
@@ -793,17 +919,20 @@ def add(st, c, x, yc, w):
 @njit(cache=True)
 def remove(st, c):
     """Unlearn slot c exactly and free it. Returns a status."""
+    _st_g = st.g
+    _st_ist = st.ist
+    _st_status = st.status
     s = _deactivate(st, c)
-    st.status[c] = FREE
-    st.g[c] = 0.0
-    hw = st.ist[I_HW]
-    while hw > 0 and st.status[hw - 1] == FREE:
+    _st_status[c] = FREE
+    _st_g[c] = 0.0
+    hw = _st_ist[I_HW]
+    while hw > 0 and _st_status[hw - 1] == FREE:
         hw -= 1
-    st.ist[I_HW] = hw
+    _st_ist[I_HW] = hw
     return _finish(st, s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bounds_path(st, mu_new, nsp):
     """One exact path moving the weights of the ``nsp`` slots listed in ``st.sparse`` to
     the values already written in ``st.wt`` (their old weights are in ``st.dcb`` on entry)
@@ -814,64 +943,77 @@ def bounds_path(st, mu_new, nsp):
     to others"), and so is reweighting or changing C (Diehl & Cauwenberghs 2003). Without
     the final refresh; modified in place; returns a status.
     """
-    hw = st.ist[I_HW]
-    C0 = st.fs[F_C]
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_dcb = st.dcb
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_insp = st.insp
+    _st_ist = st.ist
+    _st_sparse = st.sparse
+    _st_status = st.status
+    _st_wt = st.wt
+    hw = _st_ist[I_HW]
+    C0 = _st_fs[F_C]
     for i in range(hw):
-        st.insp[i] = 0
+        _st_insp[i] = 0
     for k in range(nsp):
-        st.insp[st.sparse[k]] = 1
+        _st_insp[_st_sparse[k]] = 1
     for i in range(hw):
-        if st.insp[i] and st.status[i] != FREE:
-            st.dcb[i] = C0 * (st.wt[i] - st.dcb[i])
+        if _st_insp[i] and _st_status[i] != FREE:
+            _st_dcb[i] = C0 * (_st_wt[i] - _st_dcb[i])
         else:
-            st.dcb[i] = 0.0
+            _st_dcb[i] = 0.0
     for k in range(nsp):
-        st.insp[st.sparse[k]] = 0
-    st.ist[I_NSPARSE] = nsp
-    st.fs[F_DMU] = mu_new - st.fs[F_MU]
+        _st_insp[_st_sparse[k]] = 0
+    _st_ist[I_NSPARSE] = nsp
+    _st_fs[F_DMU] = mu_new - _st_fs[F_MU]
     for k in range(nsp):
-        i = st.sparse[k]
-        if st.status[i] == ZERO and st.dcb[i] > 0.0:
-            st.alpha[i] = 0.0
-            st.status[i] = ERROR if st.g[i] < 0.0 else RESERVE
+        i = _st_sparse[k]
+        if _st_status[i] == ZERO and _st_dcb[i] > 0.0:
+            _st_alpha[i] = 0.0
+            _st_status[i] = ERROR if _st_g[i] < 0.0 else RESERVE
     s = run_path(st, BOUNDS, -1)
-    st.ist[I_NSPARSE] = 0
-    st.fs[F_DMU] = 0.0
-    st.fs[F_MU] = mu_new
+    _st_ist[I_NSPARSE] = 0
+    _st_fs[F_DMU] = 0.0
+    _st_fs[F_MU] = mu_new
     for k in range(nsp):
-        i = st.sparse[k]
-        si = st.status[i]
-        st.cb[i] = C0 * st.wt[i]
-        if st.cb[i] <= 0.0:
+        i = _st_sparse[k]
+        si = _st_status[i]
+        _st_cb[i] = C0 * _st_wt[i]
+        if _st_cb[i] <= 0.0:
             if si == MARGIN:
                 _s_remove(st, i)
-            st.alpha[i] = 0.0
-            st.cb[i] = 0.0
-            st.status[i] = ZERO
+            _st_alpha[i] = 0.0
+            _st_cb[i] = 0.0
+            _st_status[i] = ZERO
         elif si == ERROR:
-            st.alpha[i] = st.cb[i]
-        st.dcb[i] = 0.0
+            _st_alpha[i] = _st_cb[i]
+        _st_dcb[i] = 0.0
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def transfer(st, n_src, src, dst, w_dst, mu_new):
     """Move weight along one exact path: the slots ``src[:n_src]`` go to weight 0 while
     each slot ``dst[k]`` goes to weight ``w_dst[k]`` (it must be live, e.g. freshly
     ``place``d), and the margin target goes to ``mu_new``. Without the final refresh;
     returns a status."""
+    _st_dcb = st.dcb
+    _st_sparse = st.sparse
+    _st_wt = st.wt
     nsp = 0
     for k in range(n_src):
         i = src[k]
-        st.sparse[nsp] = i
-        st.dcb[i] = st.wt[i]
-        st.wt[i] = 0.0
+        _st_sparse[nsp] = i
+        _st_dcb[i] = _st_wt[i]
+        _st_wt[i] = 0.0
         nsp += 1
     for k in range(dst.shape[0]):
         i = dst[k]
-        st.sparse[nsp] = i
-        st.dcb[i] = st.wt[i]
-        st.wt[i] = w_dst[k]
+        _st_sparse[nsp] = i
+        _st_dcb[i] = _st_wt[i]
+        _st_wt[i] = w_dst[k]
         nsp += 1
     return bounds_path(st, mu_new, nsp)
 
@@ -879,19 +1021,24 @@ def transfer(st, n_src, src, dst, w_dst, mu_new):
 @njit(cache=True)
 def reweight(st, c, w):
     """Change the weight of live slot c to w >= 0 along the exact path. Returns a status."""
-    old = st.wt[c]
+    _st_dcb = st.dcb
+    _st_fs = st.fs
+    _st_sparse = st.sparse
+    _st_status = st.status
+    _st_wt = st.wt
+    old = _st_wt[c]
     if w == old:
         return OK
     s = OK
-    if st.status[c] == ZERO or old == 0.0:
+    if _st_status[c] == ZERO or old == 0.0:
         s = _activate(st, c, w)
     elif w == 0.0:
         s = _deactivate(st, c)
     else:
-        st.sparse[0] = c
-        st.dcb[c] = old
-        st.wt[c] = w
-        s = bounds_path(st, st.fs[F_MU], 1)
+        _st_sparse[0] = c
+        _st_dcb[c] = old
+        _st_wt[c] = w
+        s = bounds_path(st, _st_fs[F_MU], 1)
     return _finish(st, s)
 
 
@@ -899,8 +1046,9 @@ def reweight(st, c, w):
 def change_C(st, C):
     """Move the SVM's C (= C0 / mu) to ``C`` along the exact path in mu, without the final
     refresh (regularisation-parameter perturbation, Diehl & Cauwenberghs 2003)."""
-    mu_new = st.fs[F_C] / C
-    if mu_new == st.fs[F_MU]:
+    _st_fs = st.fs
+    mu_new = _st_fs[F_C] / C
+    if mu_new == _st_fs[F_MU]:
         return OK
     return bounds_path(st, mu_new, 0)
 
@@ -918,23 +1066,32 @@ def loo_margin(st, c):
     **Destroys the state** (c is unlearned); callers snapshot and restore around it.
     Returns (status, margin).
     """
-    if st.status[c] == RESERVE or st.status[c] == ZERO or st.alpha[c] == 0.0:
-        return OK, (st.g[c] + st.fs[F_MU]) / st.fs[F_MU]
+    _st_alpha = st.alpha
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_status = st.status
+    if _st_status[c] == RESERVE or _st_status[c] == ZERO or _st_alpha[c] == 0.0:
+        return OK, (_st_g[c] + _st_fs[F_MU]) / _st_fs[F_MU]
     s = _deactivate(st, c)
     if s != OK:
         return s, np.nan
     refresh(st)
-    return OK, (st.g[c] + st.fs[F_MU]) / st.fs[F_MU]
+    return OK, (_st_g[c] + _st_fs[F_MU]) / _st_fs[F_MU]
 
 
 @njit(cache=True)
 def rebuild(st):
     """Rebuild R from scratch and refresh g. Returns OK or SINGULAR."""
-    nS = st.ist[I_NS]
+    _st_K = st.K
+    _st_R = st.R
+    _st_S_idx = st.S_idx
+    _st_ist = st.ist
+    _st_y = st.y
+    nS = _st_ist[I_NS]
     if nS > 0:
-        if r_rebuild(st.y, st.K, st.S_idx, nS, st.R) != OK:
+        if r_rebuild(_st_y, _st_K, _st_S_idx, nS, _st_R) != OK:
             return SINGULAR
-    st.ist[I_NREBUILD] += 1
+    _st_ist[I_NREBUILD] += 1
     refresh(st)
     return OK
 
@@ -947,11 +1104,12 @@ def add_batch(st, X, yv, w, slots):
     Returns (status, i): ``i`` is the number of rows learned (the failing row on error).
     State modified in place.
     """
+    _st_status = st.status
     n = X.shape[0]
-    cap = st.status.shape[0]
+    cap = _st_status.shape[0]
     c = 0
     for i in range(n):
-        while c < cap and st.status[c] != FREE:
+        while c < cap and _st_status[c] != FREE:
             c += 1
         s = add(st, c, X[i], yv[i], w[i])
         slots[i] = c

@@ -128,3 +128,64 @@ def kernel_expansion(code, kpar, A, coef, x, b):
                     q += A[i, k] * x[k]
                 s += c * (g * q + c0) ** deg
     return s
+
+
+@njit(cache=True, inline="always")
+def kernel_expansion_at(code, kpar, A, coef, X, t, b):
+    """``kernel_expansion`` at the row X[t] without creating the view X[t]."""
+    d = X.shape[1]
+    s = b
+    n = coef.shape[0]
+    if code == RBF:
+        g = kpar[0]
+        for i in range(n):
+            c = coef[i]
+            if c != 0.0:
+                q = 0.0
+                for k in range(d):
+                    u = A[i, k] - X[t, k]
+                    q += u * u
+                s += c * np.exp(-g * q)
+    elif code == LINEAR:
+        for i in range(n):
+            c = coef[i]
+            if c != 0.0:
+                q = 0.0
+                for k in range(d):
+                    q += A[i, k] * X[t, k]
+                s += c * q
+    else:
+        g = kpar[0]
+        deg = kpar[1]
+        c0 = kpar[2]
+        for i in range(n):
+            c = coef[i]
+            if c != 0.0:
+                q = 0.0
+                for k in range(d):
+                    q += A[i, k] * X[t, k]
+                s += c * (g * q + c0) ** deg
+    return s
+
+
+@njit(cache=True)
+def kernel_row_at(code, kpar, X, rows, n_rows, x, out):
+    """out[k] = K(X[rows[k]], x) for k < n_rows (modified in place), without row views:
+    one call per kernel row, so the arrays are not re-referenced per entry."""
+    d = x.shape[0]
+    if code == RBF:
+        g = kpar[0]
+        for k in range(n_rows):
+            i = rows[k]
+            q = 0.0
+            for m in range(d):
+                u = X[i, m] - x[m]
+                q += u * u
+            out[k] = np.exp(-g * q)
+    else:
+        for k in range(n_rows):
+            i = rows[k]
+            q = 0.0
+            for m in range(d):
+                q += X[i, m] * x[m]
+            out[k] = q if code == LINEAR else (kpar[0] * q + kpar[2]) ** kpar[1]

@@ -139,10 +139,20 @@ def nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, nn2
     j1 = -1
     b2 = np.inf
     j2 = -1
+    d = Q.shape[1]
+    si = s[i]
     for j in range(active.shape[0]):
-        if j == i or not active[j] or not _allowed(side, one_sided, i, j):
+        if j == i or not active[j] or (one_sided and side[i] != side[j]):
             continue
-        c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
+        if mode == INPUT:
+            # written out (no helper taking arrays): this is the cache's hot loop
+            d2 = 0.0
+            for k in range(d):
+                e = Q[i, k] - Q[j, k]
+                d2 += e * e
+            c = si * s[j] * d2 / (si + s[j])
+        else:
+            c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
         if c < b1:
             b2 = b1
             j2 = j1
@@ -231,9 +241,16 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
         j2 = u2
         for k in range(nd):
             j = dlist[k]
-            if j == i or not _allowed(side, one_sided, i, j):
+            if j == i or (one_sided and side[i] != side[j]):
                 continue
-            c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
+            if mode == INPUT:
+                d2 = 0.0
+                for m in range(Q.shape[1]):
+                    e = Q[i, m] - Q[j, m]
+                    d2 += e * e
+                c = s[i] * s[j] * d2 / (s[i] + s[j])
+            else:
+                c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
             if c < b1:
                 b2 = b1
                 j2 = j1

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import adiabatic as ad
-from .kernel import kernel_expansion
+from .kernel import kernel_expansion, kernel_expansion_at
 from .merge import merge_point, nn_update
 
 # integer counters in ``TwinState.ist``
@@ -87,96 +87,149 @@ def twin_decision(st, tw, x):
 
     The engine stores the problem with margin target mu = sum(s) / B (control of C), so
     the stored coefficients and bias are divided by mu."""
-    s = kernel_expansion(st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.coef, x, st.fs[ad.F_B])
-    return s / st.fs[ad.F_MU]
+    _tw_Q = tw.Q
+    _tw_coef = tw.coef
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_kpar = st.kpar
+    s = kernel_expansion(_st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_coef, x, _st_fs[ad.F_B])
+    return s / _st_fs[ad.F_MU]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _place_twin(st, tw, j, q, sp, sn):
     """Put twin j's pivot at q with weights (sp, sn) recorded, both halves at weight 0."""
+    _tw_Q = tw.Q
+    _tw_active = tw.active
+    _tw_dirty = tw.dirty
+    _tw_s_neg = tw.s_neg
+    _tw_s_pos = tw.s_pos
+    _tw_s_tot = tw.s_tot
     for k in range(q.shape[0]):
-        tw.Q[j, k] = q[k]
-    ad.place(st, 2 * j, tw.Q[j], 1.0)
+        _tw_Q[j, k] = q[k]
+    ad.place(st, 2 * j, _tw_Q[j], 1.0)
     ad.place_copy(st, 2 * j + 1, 2 * j, -1.0)
-    tw.s_pos[j] = sp
-    tw.s_neg[j] = sn
-    tw.s_tot[j] = sp + sn
-    tw.active[j] = 1
-    tw.dirty[j] = 1
+    _tw_s_pos[j] = sp
+    _tw_s_neg[j] = sn
+    _tw_s_tot[j] = sp + sn
+    _tw_active[j] = 1
+    _tw_dirty[j] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _retire(tw, t):
     """Twin t leaves (its halves are at weight 0 after the transfer)."""
-    tw.s_pos[t] = 0.0
-    tw.s_neg[t] = 0.0
-    tw.s_tot[t] = 0.0
-    tw.coef[t] = 0.0
-    tw.active[t] = 0
-    tw.dirty[t] = 1
+    _tw_active = tw.active
+    _tw_coef = tw.coef
+    _tw_dirty = tw.dirty
+    _tw_s_neg = tw.s_neg
+    _tw_s_pos = tw.s_pos
+    _tw_s_tot = tw.s_tot
+    _tw_s_pos[t] = 0.0
+    _tw_s_neg[t] = 0.0
+    _tw_s_tot[t] = 0.0
+    _tw_coef[t] = 0.0
+    _tw_active[t] = 0
+    _tw_dirty[t] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sync(st, tw, mode):
     """After an update: exact g, twin coefficients, f at the pivots, sides, and the
     nearest-merge-neighbour cache. Returns a status (drift check)."""
     # exact g (and one Newton correction of alpha_S, b) every ``check_every`` updates, with
     # the drift check of R; in between, the paths keep g up to date incrementally
+    _tw_Q = tw.Q
+    _tw_active = tw.active
+    _tw_coef = tw.coef
+    _tw_dirty = tw.dirty
+    _tw_fq = tw.fq
+    _tw_ist = tw.ist
+    _tw_nn2_d = tw.nn2_d
+    _tw_nn2_idx = tw.nn2_idx
+    _tw_nn2_ok = tw.nn2_ok
+    _tw_nn_d = tw.nn_d
+    _tw_nn_idx = tw.nn_idx
+    _tw_order = tw.order
+    _tw_par = tw.par
+    _tw_s_tot = tw.s_tot
+    _tw_side = tw.side
+    _tw_tmp = tw.tmp
+    _st_alpha = st.alpha
+    _st_fs = st.fs
+    _st_g = st.g
+    _st_ist = st.ist
+    _st_kpar = st.kpar
     s = ad.OK
-    st.ist[ad.I_NOPS] += 1
-    if st.ist[ad.I_NOPS] >= st.ist[ad.I_CHECK_EVERY]:
+    _st_ist[ad.I_NOPS] += 1
+    if _st_ist[ad.I_NOPS] >= _st_ist[ad.I_CHECK_EVERY]:
         ad.refresh(st)
         s = ad.check_drift(st, True)
-    one_sided = tw.par[P_ONE_SIDED] > 0.0
-    for j in range(tw.active.shape[0]):
-        if not tw.active[j]:
-            tw.coef[j] = 0.0
+    one_sided = _tw_par[P_ONE_SIDED] > 0.0
+    for j in range(_tw_active.shape[0]):
+        if not _tw_active[j]:
+            _tw_coef[j] = 0.0
             continue
-        tw.coef[j] = st.alpha[2 * j] - st.alpha[2 * j + 1]
-        mu = st.fs[ad.F_MU]
-        f = (st.g[2 * j] + mu) / mu
-        tw.fq[j] = f
+        _tw_coef[j] = _st_alpha[2 * j] - _st_alpha[2 * j + 1]
+        mu = _st_fs[ad.F_MU]
+        f = (_st_g[2 * j] + mu) / mu
+        _tw_fq[j] = f
         side = 1 if f >= 0.0 else -1
-        if side != tw.side[j]:
-            tw.side[j] = side
+        if side != _tw_side[j]:
+            _tw_side[j] = side
             if one_sided:
-                tw.dirty[j] = 1
-    tw.ist[T_NNROWS] += nn_update(mode, st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.s_tot,
-                                  tw.side, one_sided, tw.active, tw.dirty, tw.nn_idx,
-                                  tw.nn_d, tw.nn2_idx, tw.nn2_d, tw.nn2_ok, tw.tmp, tw.order)
-    for j in range(tw.active.shape[0]):
-        tw.dirty[j] = 0
+                _tw_dirty[j] = 1
+    _tw_ist[T_NNROWS] += nn_update(mode, _st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_s_tot,
+                                  _tw_side, one_sided, _tw_active, _tw_dirty, _tw_nn_idx,
+                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, _tw_order)
+    for j in range(_tw_active.shape[0]):
+        _tw_dirty[j] = 0
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_dst(tw, m, slot, w):
-    tw.dst[m] = slot
-    tw.wdst[m] = w
+    _tw_dst = tw.dst
+    _tw_wdst = tw.wdst
+    _tw_dst[m] = slot
+    _tw_wdst[m] = w
     return m + 1
 
 
 @njit(cache=True)
 def _learn_one(st, tw, x, yi, wi, B):
-    """Algorithm 1 for one example of weight ``wi`` (1 in the paper; a weight counts in the
-    twin's s+ or s- like that many copies): Beneficial, UpdateTV, UpdateTVM, control of C.
+    """Algorithm 1 for one Beneficial example of weight ``wi`` > 0 (1 in the paper; a
+    weight counts in the twin's s+ or s- like that many copies): UpdateTV, UpdateTVM,
+    control of C. (The Beneficial test itself runs in the caller's loop.)
 
     Returns (status, accepted)."""
-    tw.ist[T_SEEN] += 1
-    if wi <= 0.0:
-        return ad.OK, False
-    n = tw.ist[T_NTW]
-    if n >= B:
-        f = twin_decision(st, tw, x)
-        if abs(f) > tw.par[P_M1]:
-            return ad.OK, False
-    tw.ist[T_ACCEPTED] += 1
-    mode = int(tw.par[P_MERGE])
+    _tw_Q = tw.Q
+    _tw_active = tw.active
+    _tw_dst = tw.dst
+    _tw_fq = tw.fq
+    _tw_ist = tw.ist
+    _tw_nn_d = tw.nn_d
+    _tw_nn_idx = tw.nn_idx
+    _tw_order = tw.order
+    _tw_par = tw.par
+    _tw_qnew = tw.qnew
+    _tw_s_neg = tw.s_neg
+    _tw_s_pos = tw.s_pos
+    _tw_s_tot = tw.s_tot
+    _tw_src = tw.src
+    _tw_tmp = tw.tmp
+    _tw_wdst = tw.wdst
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_kpar = st.kpar
+    n = _tw_ist[T_NTW]
+    _tw_ist[T_ACCEPTED] += 1
+    mode = int(_tw_par[P_MERGE])
     half = 0 if yi > 0 else 1
     sp = wi if yi > 0 else 0.0
     sn = wi - sp
-    s1 = tw.ist[T_SPARE]
-    s2 = tw.ist[T_SPARE2]
+    s1 = _tw_ist[T_SPARE]
+    s2 = _tw_ist[T_SPARE2]
     n_src = 0
     leave1 = -1
     leave2 = -1
@@ -187,30 +240,30 @@ def _learn_one(st, tw, x, yi, wi, B):
     else:
         k = -1
         worst = -1.0
-        for j in range(tw.active.shape[0]):
-            if tw.active[j]:
-                a = abs(tw.fq[j])
+        for j in range(_tw_active.shape[0]):
+            if _tw_active[j]:
+                a = abs(_tw_fq[j])
                 if a > worst:
                     worst = a
                     k = j
-        if worst > tw.par[P_M2]:
+        if worst > _tw_par[P_M2]:
             # a twin beyond the buffer zone leaves to make room
-            tw.ist[T_REMOVED] += 1
+            _tw_ist[T_REMOVED] += 1
             leave1 = k
         else:
-            code = st.ist[ad.I_KCODE]
-            eta = tw.par[P_ETA]
-            n_tries = int(tw.par[P_TRIES])
+            code = _st_ist[ad.I_KCODE]
+            eta = _tw_par[P_ETA]
+            n_tries = int(_tw_par[P_TRIES])
             mi = -1
             mj = -1
             # candidate pairs in increasing merge cost: each twin with its cached best
             # partner (Sec. 4.2.4: when a pair fails the rejection test, the next best
             # candidates are considered)
-            nt = tw.active.shape[0]
+            nt = _tw_active.shape[0]
             m = 0
             for i in range(nt):
-                if tw.active[i] and tw.nn_idx[i] >= 0:
-                    tw.order[m] = i
+                if _tw_active[i] and _tw_nn_idx[i] >= 0:
+                    _tw_order[m] = i
                     m += 1
             tried = 0
             last_i = -1
@@ -218,24 +271,24 @@ def _learn_one(st, tw, x, yi, wi, B):
             while tried < n_tries and m > 0:
                 bi = 0
                 for p in range(1, m):
-                    if tw.nn_d[tw.order[p]] < tw.nn_d[tw.order[bi]]:
+                    if _tw_nn_d[_tw_order[p]] < _tw_nn_d[_tw_order[bi]]:
                         bi = p
-                i = tw.order[bi]
-                tw.order[bi] = tw.order[m - 1]
+                i = _tw_order[bi]
+                _tw_order[bi] = _tw_order[m - 1]
                 m -= 1
-                j = tw.nn_idx[i]
+                j = _tw_nn_idx[i]
                 if i == last_j and j == last_i:
                     continue  # the same pair seen from its other twin
                 last_i = i
                 last_j = j
                 tried += 1
-                tw.ist[T_TRIES] += 1
-                merge_point(mode, code, st.kpar, tw.Q, tw.s_tot, i, j, tw.qnew, tw.tmp)
+                _tw_ist[T_TRIES] += 1
+                merge_point(mode, code, _st_kpar, _tw_Q, _tw_s_tot, i, j, _tw_qnew, _tw_tmp)
                 if eta >= 0.0:
-                    fnew = twin_decision(st, tw, tw.qnew)
-                    si = tw.s_tot[i]
-                    sj = tw.s_tot[j]
-                    fhat = (si * tw.fq[i] + sj * tw.fq[j]) / (si + sj)
+                    fnew = twin_decision(st, tw, _tw_qnew)
+                    si = _tw_s_tot[i]
+                    sj = _tw_s_tot[j]
+                    fhat = (si * _tw_fq[i] + sj * _tw_fq[j]) / (si + sj)
                     lo = (1.0 - eta) * fhat
                     hi = (1.0 + eta) * fhat
                     if lo > hi:
@@ -246,57 +299,57 @@ def _learn_one(st, tw, x, yi, wi, B):
                 mj = j
                 break
             if mi < 0:
-                tw.ist[T_REJECTED] += 1
+                _tw_ist[T_REJECTED] += 1
                 return ad.OK, True
-            tw.ist[T_MERGES] += 1
+            _tw_ist[T_MERGES] += 1
             leave1 = mi
             leave2 = mj
     # ---- UpdateTVM: place the new twins on the spares, then one transfer path
     m = 0
     if leave2 >= 0:
-        msp = tw.s_pos[leave1] + tw.s_pos[leave2]
-        msn = tw.s_neg[leave1] + tw.s_neg[leave2]
-        _place_twin(st, tw, s2, tw.qnew, msp, msn)
+        msp = _tw_s_pos[leave1] + _tw_s_pos[leave2]
+        msn = _tw_s_neg[leave1] + _tw_s_neg[leave2]
+        _place_twin(st, tw, s2, _tw_qnew, msp, msn)
         if msp > 0.0:
             m = _add_dst(tw, m, 2 * s2, msp)
         if msn > 0.0:
             m = _add_dst(tw, m, 2 * s2 + 1, msn)
     _place_twin(st, tw, s1, x, sp, sn)
     m = _add_dst(tw, m, 2 * s1 + half, wi)
-    ssum = tw.par[P_SSUM] + wi
+    ssum = _tw_par[P_SSUM] + wi
     if leave1 >= 0:
-        tw.src[n_src] = 2 * leave1
-        tw.src[n_src + 1] = 2 * leave1 + 1
+        _tw_src[n_src] = 2 * leave1
+        _tw_src[n_src + 1] = 2 * leave1 + 1
         n_src += 2
         if leave2 < 0:
-            ssum -= tw.s_tot[leave1]
+            ssum -= _tw_s_tot[leave1]
     if leave2 >= 0:
-        tw.src[n_src] = 2 * leave2
-        tw.src[n_src + 1] = 2 * leave2 + 1
+        _tw_src[n_src] = 2 * leave2
+        _tw_src[n_src + 1] = 2 * leave2 + 1
         n_src += 2
-    tw.par[P_SSUM] = ssum
+    _tw_par[P_SSUM] = ssum
     # control of C (Sec. 4.3): C_eff = C B / sum(s), i.e. margin target mu = sum(s) / B
-    mu_new = ssum / B if tw.par[P_CONTROL_C] > 0.0 else st.fs[ad.F_MU]
-    s = ad.transfer(st, n_src, tw.src, tw.dst[:m], tw.wdst[:m], mu_new)
+    mu_new = ssum / B if _tw_par[P_CONTROL_C] > 0.0 else _st_fs[ad.F_MU]
+    s = ad.transfer(st, n_src, _tw_src, _tw_dst[:m], _tw_wdst[:m], mu_new)
     # ---- bookkeeping of the twin indices
     if leave1 >= 0:
         _retire(tw, leave1)
     if leave2 >= 0:
         _retire(tw, leave2)
     if n < B:
-        tw.ist[T_NTW] = n + 1
+        _tw_ist[T_NTW] = n + 1
         # spares: s2 stays; the new spare s1 is the lowest never-used index
         nxt = -1
-        for t in range(tw.active.shape[0]):
-            if not tw.active[t] and t != s2 and tw.s_tot[t] == 0.0 and t != s1:
+        for t in range(_tw_active.shape[0]):
+            if not _tw_active[t] and t != s2 and _tw_s_tot[t] == 0.0 and t != s1:
                 nxt = t
                 break
-        tw.ist[T_SPARE] = nxt
+        _tw_ist[T_SPARE] = nxt
     elif leave2 >= 0:
-        tw.ist[T_SPARE] = leave1
-        tw.ist[T_SPARE2] = leave2
+        _tw_ist[T_SPARE] = leave1
+        _tw_ist[T_SPARE2] = leave2
     else:
-        tw.ist[T_SPARE] = leave1
+        _tw_ist[T_SPARE] = leave1
     if s != ad.OK:
         return s, True
     s = _sync(st, tw, mode)
@@ -311,7 +364,26 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     ``st`` (engine) and ``tw`` (twins) are modified in place. Returns (status, row): the
     number of rows learned, or the failing row when status != OK.
     """
+    _tw_Q = tw.Q
+    _tw_coef = tw.coef
+    _tw_ist = tw.ist
+    _tw_par = tw.par
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_kpar = st.kpar
+    m1 = _tw_par[P_M1]
+    code = _st_ist[ad.I_KCODE]
     for t in range(X.shape[0]):
+        _tw_ist[T_SEEN] += 1
+        if w[t] <= 0.0:
+            continue
+        # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
+        # (whose two state tuples hold ~45 arrays) costs reference-count updates that
+        # would dominate the cost of scoring
+        if _tw_ist[T_NTW] >= B:
+            f = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, _st_fs[ad.F_B])
+            if abs(f) > m1 * _st_fs[ad.F_MU]:
+                continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
             return s, t
@@ -321,5 +393,13 @@ def tvm_partial_fit(st, tw, X, y, w, B):
 @njit(cache=True)
 def twin_decision_batch(st, tw, X, out):
     """out[t] = f(X[t]) (modified in place): the scoring floor used by the benchmarks."""
+    _tw_Q = tw.Q
+    _tw_coef = tw.coef
+    _st_fs = st.fs
+    _st_ist = st.ist
+    _st_kpar = st.kpar
+    code = _st_ist[ad.I_KCODE]
+    b = _st_fs[ad.F_B]
+    mu = _st_fs[ad.F_MU]
     for t in range(X.shape[0]):
-        out[t] = twin_decision(st, tw, X[t])
+        out[t] = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, b) / mu
