@@ -175,7 +175,7 @@ def test_sample_weights_count_in_the_twin_weights():
 
 
 @pytest.mark.parametrize("kw,msg", [
-    ({"m1": 2.0, "m2": 1.0}, "m2 must be larger"),
+    ({"m1": 2.0, "m2": 1.0}, "m2 must be at least m1"),
     ({"merge": "both"}, "merge must be"),
     ({"rejection": -0.1}, "rejection"),
     ({"budget": 1}, "budget"),
@@ -184,3 +184,9 @@ def test_bad_parameters(kw, msg):
     X, y = board(50, 0.0, 12)
     with pytest.raises(ValueError, match=msg):
         TVMClassifier(**kw).fit(X, y)
+
+
+def test_m2_equal_to_m1_is_the_papers_no_buffer_variant():
+    X, y = board(2000, 0.15, 13)
+    clf = TVMClassifier(budget=20, gamma=1.35, m1=1.0, m2=1.0).fit(X, y)
+    assert clf.n_removed_ > 0

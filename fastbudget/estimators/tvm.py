@@ -44,7 +44,8 @@ class TVMClassifier(BudgetClassifier):
     m1 : float, default=1.0
         Beneficial threshold: an example is learned when ``|f(x)| <= m1``.
     m2 : float, default=2.0
-        Buffer zone: a twin with ``|f(q)| > m2`` is removed to make room (m2 > m1).
+        Buffer zone: a twin with ``|f(q)| > m2`` is removed to make room (m2 >= m1; the
+        paper's default m2 = 2 > m1 = 1 leaves a buffer zone).
     merge : {'input', 'feature'}, default='input'
         Merge in input space (closed form, Sec. 4.2.1) or feature space (1-D search on the
         segment, eq. 4.2).
@@ -105,8 +106,10 @@ class TVMClassifier(BudgetClassifier):
         self._check_param("coef0", self.coef0)
         self._check_param("m1", self.m1, low=0)
         self._check_param("m2", self.m2, low=0)
-        if not self.m2 > self.m1:
-            raise ValueError(f"m2 must be larger than m1 (buffer zone); got m1={self.m1}, m2={self.m2}.")
+        if self.m2 < self.m1:
+            raise ValueError(
+                f"m2 must be at least m1 (m2 > m1 leaves a buffer zone; the paper's '[-1 1]' "
+                f"variant uses m2 = m1 = 1); got m1={self.m1}, m2={self.m2}.")
         if self.merge not in ("input", "feature"):
             raise ValueError(f"merge must be 'input' or 'feature'; got {self.merge!r}.")
         if self.rejection is not None:
