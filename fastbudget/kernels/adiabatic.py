@@ -376,6 +376,7 @@ def run_path(st, mode, c):
     t = 0.0
     max_iter = 100 + 10 * hw
     it = 0
+    entered = -1  # the slot that joined S at the previous event, if any
     while True:
         it += 1
         if it > max_iter:
@@ -572,10 +573,20 @@ def run_path(st, mode, c):
             # the smaller one: let it compete again
             for i in range(hw):
                 skip[i] = 0
+            if ev_idx == entered and dt <= 0.0:
+                # it joined S at the previous event and leaves again without any progress:
+                # its pivot is numerically degenerate (in exact arithmetic a vector entering
+                # S cannot leave at once). Keep it at its bound for the rest of the path
+                # instead of cycling.
+                skip[ev_idx] = 1
+                st.ist[I_NREFUSED] += 1
+            entered = -1
         elif ev_kind == 4:
             g[ev_idx] = 0.0
+            entered = -1
             if _s_add(st, ev_idx):
                 status[ev_idx] = MARGIN
+                entered = ev_idx
             else:
                 skip[ev_idx] = 1
         elif ev_kind == 5:
