@@ -90,49 +90,12 @@ def decision_values(code, kpar, SV, coef, n, b, X, out):
 
 
 @njit(cache=True, inline="always")
-def kernel_expansion(code, kpar, A, coef, x, b):
-    """b + sum_i coef[i] K(A[i], x) over the rows with coef[i] != 0.
-
-    The kernel branch is taken once, outside the loop, so each branch is a tight loop the
-    compiler can schedule well (this is the scoring floor of every budgeted learner)."""
-    d = x.shape[0]
-    s = b
-    n = coef.shape[0]
-    if code == RBF:
-        g = kpar[0]
-        for i in range(n):
-            c = coef[i]
-            if c != 0.0:
-                q = 0.0
-                for k in range(d):
-                    t = A[i, k] - x[k]
-                    q += t * t
-                s += c * np.exp(-g * q)
-    elif code == LINEAR:
-        for i in range(n):
-            c = coef[i]
-            if c != 0.0:
-                q = 0.0
-                for k in range(d):
-                    q += A[i, k] * x[k]
-                s += c * q
-    else:
-        g = kpar[0]
-        deg = kpar[1]
-        c0 = kpar[2]
-        for i in range(n):
-            c = coef[i]
-            if c != 0.0:
-                q = 0.0
-                for k in range(d):
-                    q += A[i, k] * x[k]
-                s += c * (g * q + c0) ** deg
-    return s
-
-
-@njit(cache=True, inline="always")
 def kernel_expansion_at(code, kpar, A, coef, X, t, b):
-    """``kernel_expansion`` at the row X[t] without creating the view X[t]."""
+    """b + sum_i coef[i] K(A[i], X[t]) over the rows with coef[i] != 0.
+
+    The kernel branch is taken once, outside the loop, so each branch is a tight loop
+    (this is the scoring floor of every budgeted learner); X[t] is read in place, since a
+    row view in a hot loop costs reference-count updates."""
     d = X.shape[1]
     s = b
     n = coef.shape[0]

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import adiabatic as ad
-from .kernel import kernel_expansion, kernel_expansion_at
+from .kernel import kernel_expansion_at
 from .merge import merge_point, nn_update
 
 # integer counters in ``TwinState.ist``
@@ -92,7 +92,8 @@ def twin_decision(st, tw, x):
     _st_fs = st.fs
     _st_ist = st.ist
     _st_kpar = st.kpar
-    s = kernel_expansion(_st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_coef, x, _st_fs[ad.F_B])
+    s = kernel_expansion_at(_st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_coef, x.reshape(1, -1), 0,
+                            _st_fs[ad.F_B])
     return s / _st_fs[ad.F_MU]
 
 
