@@ -54,10 +54,6 @@ _add("dummy", lambda: DummyBudgetPerceptron(budget=30, gamma=0.5), _SW)
 
 _bl = _module("fastbudget.estimators.baselines")
 if _bl is not None:
-    for _v in (1, 0):
-        KNOWN_FAILURES[("perceptron", f"param:budget={_v!r}")] = (
-            "PerceptronClassifier overrides _validate_common_params and accepts budget >= 1 "
-            "(issue #8 asks budget < 2 to be refused)")
     if hasattr(_bl, "PerceptronClassifier"):
         _add("perceptron", lambda: _bl.PerceptronClassifier(budget=30, kernel="rbf"), _SW)
     if hasattr(_bl, "ForgetronClassifier"):

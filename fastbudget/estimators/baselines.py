@@ -103,7 +103,7 @@ class _StreamingMixin:
     def _validate_budget(self, allow_none=False):
         if allow_none and self.budget is None:
             return
-        self._check_param("budget", self.budget, low=1, low_inclusive=True, integer=True)
+        self._check_param("budget", self.budget, low=2, low_inclusive=True, integer=True)
 
     def _get_state(self):
         """Complete fitted state: dict of name -> ndarray copy or JSON-able scalar.
