@@ -616,14 +616,6 @@ def _coef_into(st, a):
         a[j] = _st_alpha[j] * _st_y[j] if _st_status[j] != FREE else 0.0
 
 
-@njit(cache=True, inline="always")
-def _f_slot(K, a, hw, i, b):
-    s = b
-    for j in range(hw):
-        s += K[i, j] * a[j]
-    return s
-
-
 @njit(cache=True)
 def _f_all(st, a, f):
     """f[i] = sum_j a_j K_ij for i < hw, as axpys over the rows of the support vectors."""
