@@ -32,6 +32,19 @@ _MESSAGES = {
 }
 
 
+def state_decision(st, X):
+    """Decision values of the SVM held in an engine state (stored values divided by the
+    margin target mu), for the rows of X. Shared by every learner built on the engine."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    hw = int(st.ist[ad.I_HW])
+    mu = st.fs[ad.F_MU]
+    coef = np.where(st.status[:hw] != ad.FREE, st.alpha[:hw] * st.y[:hw] / mu, 0.0)
+    out = np.empty(X.shape[0])
+    decision_values(int(st.ist[ad.I_KCODE]), st.kpar, st.X, coef, hw,
+                    float(st.fs[ad.F_B] / mu), X, out)
+    return out
+
+
 def resolve_gamma(gamma, X):
     """The kernel coefficient for data ``X``: a number is kept; ``'scale'`` (scikit-learn's
     default) is ``1 / (n_features * X.var())`` (1.0 when X has no variance); ``'auto'`` or
@@ -223,15 +236,7 @@ class IncrementalEngine:
         return np.flatnonzero(self.st.status != ad.FREE)
 
     def decision_function(self, X):
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        hw = int(self.st.ist[ad.I_HW])
-        mu = self.st.fs[ad.F_MU]
-        coef = np.where(self.st.status[:hw] != ad.FREE,
-                        self.st.alpha[:hw] * self.st.y[:hw] / mu, 0.0)
-        out = np.empty(X.shape[0])
-        decision_values(int(self.st.ist[ad.I_KCODE]), self.st.kpar, self.st.X, coef, hw,
-                        self.b, X, out)
-        return out
+        return state_decision(self.st, X)
 
     def kkt_residual(self, refresh=True):
         """Largest KT violation (margin units; see ``adiabatic.kkt_residual``)."""

@@ -5,10 +5,10 @@ import numbers
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma
+from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma,
+                      state_decision)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
-from ..kernels.kernel import decision_values
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _STAGES = {1: "unlearning the previous non-support vectors",
@@ -160,14 +160,7 @@ class SVIncrementalClassifier(BudgetClassifier):
     def _decision(self, X):
         if not self._allocated:
             return np.zeros(X.shape[0])
-        st = self._st
-        hw = int(st.ist[ad.I_HW])
-        mu = st.fs[ad.F_MU]
-        coef = np.where(st.status[:hw] != ad.FREE, st.alpha[:hw] * st.y[:hw] / mu, 0.0)
-        out = np.empty(X.shape[0])
-        decision_values(int(st.ist[ad.I_KCODE]), st.kpar, st.X, coef, hw,
-                        float(st.fs[ad.F_B] / mu), X, out)
-        return out
+        return state_decision(self._st, X)
 
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn a batch of one example (the previous support vectors are reweighted first,

@@ -5,7 +5,7 @@ from ..base import BudgetClassifier
 from ..engine import NumericalError, _MESSAGES, kernel_params, resolve_gamma
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
-from ..kernels.kernel import decision_values
+from ..engine import state_decision
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
@@ -138,14 +138,7 @@ class SpanBudgetClassifier(BudgetClassifier):
     def _decision(self, X):
         if not self._allocated:
             return np.zeros(X.shape[0])
-        st = self._st
-        hw = int(st.ist[ad.I_HW])
-        mu = st.fs[ad.F_MU]
-        coef = np.where(st.status[:hw] != ad.FREE, st.alpha[:hw] * st.y[:hw] / mu, 0.0)
-        out = np.empty(X.shape[0])
-        decision_values(int(st.ist[ad.I_KCODE]), st.kpar, st.X, coef, hw,
-                        float(st.fs[ad.F_B] / mu), X, out)
-        return out
+        return state_decision(self._st, X)
 
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn one example (Python overhead per call; prefer ``partial_fit`` on chunks)."""
