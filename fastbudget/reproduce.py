@@ -355,24 +355,28 @@ def table3(args):
             raise ValueError(f"tvm-table3 budgets are {T3_BUDGETS}; got {b}.")
     data, skipped = _loaded(args, sets, n_max, n_test)
     res = {}
-    with _progress(args, len(data) * (len(budgets) + 1) * args.orders, "tvm-table3") as bar:
+    n_rows = len(data) + ("Adult" in data)
+    with _progress(args, n_rows * (len(budgets) + 1) * args.orders, "tvm-table3") as bar:
         for name, (Xa, ya, Xb, yb) in data.items():
             kp = kernel_params(name, Xa.shape[1])
-            cols = {}
-            for o in range(args.orders):
-                cols.setdefault("Random", []).append(
-                    safe_run(args, f"{name} Random", _random(100, _C(name), kp, o),
-                             Xa, ya, Xb, yb, 1000 + o)[0])
-                bar.update()
-                for b in budgets:
-                    t = time.perf_counter()
-                    acc = safe_run(args, f"{name} TVM B={b}", _tvm(b, _C(name), kp),
-                                   Xa, ya, Xb, yb, 1000 + o)[0]
-                    cols.setdefault(b, []).append(acc)
-                    cols.setdefault(("t", b), []).append(time.perf_counter() - t)
+            # Adult runs twice: at the paper's C = 1 and, as an extra row outside the
+            # averages, at the other sets' C = 100 (see ADULT_NOTE)
+            for row, C in [(name, _C(name))] + ([(ADULT_C100, 100.0)] if name == "Adult" else []):
+                cols = {}
+                for o in range(args.orders):
+                    cols.setdefault("Random", []).append(
+                        safe_run(args, f"{row} Random", _random(100, C, kp, o),
+                                 Xa, ya, Xb, yb, 1000 + o)[0])
                     bar.update()
-            res[name] = cols
-            _note(args, f"{name}: " + ", ".join(f"B={b} {_nanmean(cols[b]):.1f}" for b in budgets))
+                    for b in budgets:
+                        t = time.perf_counter()
+                        acc = safe_run(args, f"{row} TVM B={b}", _tvm(b, C, kp),
+                                       Xa, ya, Xb, yb, 1000 + o)[0]
+                        cols.setdefault(b, []).append(acc)
+                        cols.setdefault(("t", b), []).append(time.perf_counter() - t)
+                        bar.update()
+                res[row] = cols
+                _note(args, f"{row}: " + ", ".join(f"B={b} {_nanmean(cols[b]):.1f}" for b in budgets))
     paper_idx = {b: 4 + T3_BUDGETS.index(b) for b in budgets}
     lines = header("Paper 000, Table 3: accuracy (%) with the RBF kernel", args,
                    time.perf_counter() - t0,
@@ -388,15 +392,17 @@ def table3(args):
     means = {k: [] for k in ["Random", *budgets]}
     pmeans = {k: [] for k in ["Random", *budgets]}
     for name, cols in res.items():
-        p = PAPER_TABLE3[name]
+        p = PAPER_TABLE3["Adult" if name == ADULT_C100 else name]
         cells = [_cell(cols["Random"], p[1])] + [_cell(cols[b], p[paper_idx[b]]) for b in budgets]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {p[2]} | {p[3]} | "
+                     f"{np.mean(cols[('t', budgets[-1])]):.1f} |")
+        if name == ADULT_C100:
+            continue
         means["Random"].append(_nanmean(cols["Random"]))
         pmeans["Random"].append(p[1])
         for b in budgets:
             means[b].append(_nanmean(cols[b]))
             pmeans[b].append(p[paper_idx[b]])
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {p[2]} | {p[3]} | "
-                     f"{np.mean(cols[('t', budgets[-1])]):.1f} |")
     if res:
         def avg(k):
             ok = ~np.isnan(means[k])
@@ -407,9 +413,23 @@ def table3(args):
             return f"{m:.1f} [{p:.1f}; {m - p:+.1f}]{note}"
         lines.append("| (average of the sets run) | " + " | ".join(avg(k) for k in ["Random", *budgets])
                      + " | | | |")
+    if ADULT_C100 in res:
+        lines += ["", ADULT_NOTE]
     lines += _skipped_line(skipped)
     lines += _data_lines({k: (len(v[1]), len(v[3])) for k, v in data.items()})
     return lines
+
+
+ADULT_C100 = "Adult (C = 100)†"
+ADULT_NOTE = (
+    "† Not the paper's setting, shown outside the averages. The paper keeps C times the sum "
+    "of twin weights at B for Adult (C = 1, as LIBSVM's C = 1) and at 100 B elsewhere; we do "
+    "the same in the Adult row. There our TVM is the exact weighted SVM on its twins, but "
+    "the twin SVM is so regularised at B <= 100 that f stays in about [-1.5, 0] and nearly "
+    "every test point is called negative (the majority, 76.4 %). Refitting the same twins "
+    "with 10 times the C gives about 82.6 % at B = 100, so the twins are not the problem; "
+    "this row runs TVM at the other sets' C = 100. The paper's Random column (79.5 %) does "
+    "not pin C down: Random varies by less than a point between C = 1 and 100.")
 
 
 # ----------------------------------------------------------------------------- table 4

@@ -72,8 +72,8 @@ def brute_nn(clf):
     ("poly", "input", True, None), ("linear", "input", True, 0.2),
 ])
 def test_exact_on_twin_set_and_cache_after_every_update(kernel, merge, one_sided, rejection):
-    """(With one-sided rejection at B = 12 nearly every merge is rejected on this board, so
-    those cases run without rejection to exercise merging; rejection has its own tests.)"""
+    """(Rejection drops many overflow examples at B = 12 on this board, so most cases run
+    without it to exercise merging; rejection has its own tests.)"""
     X, y = board(1500, 0.15, 1)
     Xt, _ = board(200, 0.0, 2)
     kw = {"gamma": 1.35} if kernel == "rbf" else ({"gamma": 0.5, "degree": 3} if kernel == "poly" else {})
@@ -137,6 +137,62 @@ def test_rejection_never_accepts_a_failing_merge():
     X, y = board(2000, 0.15, 7)
     clf = TVMClassifier(budget=15, gamma=1.35, rejection=0.0, m2=1e9).fit(X, y)
     assert clf.n_merges_ == 0 and clf.n_rejected_ == clf.n_accepted_ - 15
+
+
+def test_sorted_pairs_lists_every_allowed_pair_in_cost_order():
+    """The rejection fallback's candidate list equals brute force over all allowed pairs."""
+    X, y = board(3000, 0.15, 11)
+    for merge, one_sided in (("input", True), ("input", False), ("feature", True)):
+        clf = TVMClassifier(budget=15, gamma=1.35, merge=merge, one_sided=one_sided).fit(X, y)
+        tw, st = clf.twins_, clf.engine_state_
+        mode = km.FEATURE if merge == "feature" else km.INPUT
+        code = int(st.ist[ad.I_KCODE])
+        m = km.sorted_pairs(mode, code, st.kpar, tw.Q, tw.s_tot, tw.side, one_sided,
+                            tw.active, tw.pk, tw.pi, tw.tmp)
+        n = tw.active.shape[0]
+        act = np.flatnonzero(tw.active)
+        want = {}
+        for a in act:
+            for b in act:
+                if a < b and (not one_sided or tw.side[a] == tw.side[b]):
+                    want[a * n + b] = km.merge_cost(mode, code, st.kpar, tw.Q, tw.s_tot,
+                                                    int(a), int(b), tw.tmp)
+        assert m == len(want) > 0
+        assert sorted(tw.pi[:m]) == sorted(want)
+        assert np.all(np.diff(tw.pk[:m]) >= 0)
+        assert np.allclose(tw.pk[:m], [want[k] for k in tw.pi[:m]], rtol=1e-12, atol=0)
+
+
+def test_an_example_is_dropped_only_when_no_allowed_merge_passes():
+    """Sec. 4.2.4: the overflow twin is ignored only when merging "cannot be successfully
+    performed": at every drop, brute force over all allowed pairs finds none that passes
+    the rejection test, and the model did not change."""
+    X, y = board(2500, 0.15, 12)
+    Xt, _ = board(200, 0.0, 13)
+    eta = 0.2
+    clf = TVMClassifier(budget=20, gamma=1.35, rejection=eta)
+    clf.partial_fit(X[:1], y[:1], classes=[-1, 1])
+    drops = 0
+    for t in range(1, X.shape[0]):
+        before_rej, f_before = clf.n_rejected_, clf.decision_function(Xt)
+        clf.learn_one(X[t], y[t])
+        if clf.n_rejected_ == before_rej:
+            continue
+        drops += 1
+        assert np.array_equal(clf.decision_function(Xt), f_before)
+        q, s = clf.twin_vectors_, clf.twin_weights_.sum(1)
+        fq = clf.decision_function(q)
+        for i in range(len(q)):
+            for j in range(i + 1, len(q)):
+                if np.sign(fq[i]) != np.sign(fq[j]):
+                    continue
+                qn = (s[i] * q[i] + s[j] * q[j]) / (s[i] + s[j])
+                fn = clf.decision_function(qn[None])[0]
+                fh = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
+                lo, hi = sorted(((1 - eta) * fh, (1 + eta) * fh))
+                tol = 1e-9 * abs(fh)
+                assert not (lo + tol < fn < hi - tol), (t, i, j, fn, fh)
+    assert drops > 0 and clf.n_merges_ > 0
 
 
 def test_memory_is_a_closed_form_and_constant():

@@ -237,7 +237,8 @@ class TVMClassifier(BudgetClassifier):
         for name in _ENGINE_FIELDS:
             state["engine_" + name] = getattr(self.engine_state_, name).copy()
         for name in _TWIN_FIELDS:
-            state["twin_" + name] = getattr(self.twins_, name).copy()
+            if name not in ktvm.SCRATCH_FIELDS:
+                state["twin_" + name] = getattr(self.twins_, name).copy()
         return state
 
     def _set_state(self, state):
@@ -248,6 +249,9 @@ class TVMClassifier(BudgetClassifier):
         self.gamma_ = float(state["gamma_"])
         self.engine_state_ = ad.EngineState(
             **{n: np.ascontiguousarray(state["engine_" + n]) for n in _ENGINE_FIELDS})
+        n = state["twin_Q"].shape[0]
+        scratch = ktvm.scratch_fields(n)
         self.twins_ = ktvm.TwinState(
-            **{n: np.ascontiguousarray(state["twin_" + n]) for n in _TWIN_FIELDS})
+            **{f: (scratch[f] if f in ktvm.SCRATCH_FIELDS
+                   else np.ascontiguousarray(state["twin_" + f])) for f in _TWIN_FIELDS})
         return self

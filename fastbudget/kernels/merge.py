@@ -270,6 +270,54 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
 
 
 @njit(cache=True)
+def sorted_pairs(mode, code, kpar, Q, s, side, one_sided, active, keys, idx, tmp):
+    """Every allowed pair i < j of active twins in increasing merge cost: ``keys[:m]`` the
+    costs, ``idx[:m]`` the pairs as ``i * n + j`` (buffers of n (n - 1) / 2 entries,
+    modified in place; n = ``active.shape[0]``). Returns m. O(B^2 (d + log B)), no
+    allocation (in-place heapsort). Used only when every cached candidate pair failed the
+    rejection test."""
+    n = active.shape[0]
+    m = 0
+    for i in range(n):
+        if not active[i]:
+            continue
+        for j in range(i + 1, n):
+            if active[j] and _allowed(side, one_sided, i, j):
+                keys[m] = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
+                idx[m] = i * n + j
+                m += 1
+    # heapsort of keys[:m] (ties by pair index, so the order is deterministic)
+    for start in range(m // 2 - 1, -1, -1):
+        _sift(keys, idx, start, m)
+    for end in range(m - 1, 0, -1):
+        keys[0], keys[end] = keys[end], keys[0]
+        idx[0], idx[end] = idx[end], idx[0]
+        _sift(keys, idx, 0, end)
+    return m
+
+
+@njit(cache=True, inline="always")
+def _after(keys, idx, a, b):
+    return keys[a] > keys[b] or (keys[a] == keys[b] and idx[a] > idx[b])
+
+
+@njit(cache=True)
+def _sift(keys, idx, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and _after(keys, idx, child + 1, child):
+            child += 1
+        if _after(keys, idx, child, root):
+            keys[root], keys[child] = keys[child], keys[root]
+            idx[root], idx[child] = idx[child], idx[root]
+            root = child
+        else:
+            return
+
+
+@njit(cache=True)
 def best_pairs(n, nn_idx, nn_d):
     """The best cached pair (i1, j1) and the next best cached pair (i2, j2) that is a
     different pair (it may share one twin). -1 where none. Returns (i1, j1, i2, j2)."""

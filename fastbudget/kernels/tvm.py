@@ -22,7 +22,7 @@ from numba import njit
 
 from . import adiabatic as ad
 from .kernel import kernel_expansion_at
-from .merge import merge_point, nn_update
+from .merge import merge_point, nn_update, sorted_pairs
 
 # integer counters in ``TwinState.ist``
 T_NTW = 0  # active twins
@@ -35,7 +35,8 @@ T_SPARE = 6  # first spare twin index
 T_SPARE2 = 7  # second spare twin index
 T_TRIES = 8  # merge candidates tried
 T_NNROWS = 9  # rows of the nearest-merge-neighbour cache recomputed in full
-N_TIST = 10
+T_STUCK = 10  # 1: no merge passed rejection and the twins have not changed since
+N_TIST = 11
 
 # float parameters in ``TwinState.par``
 P_M1 = 0
@@ -52,8 +53,18 @@ N_TPAR = 10
 TwinState = namedtuple(
     "TwinState",
     ["Q", "s_pos", "s_neg", "s_tot", "coef", "fq", "side", "active", "nn_idx", "nn_d",
-     "nn2_idx", "nn2_d", "nn2_ok", "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par"],
+     "nn2_idx", "nn2_d", "nn2_ok", "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par",
+     "pk", "pi"],
 )
+# scratch fields: not part of a saved model (``scratch_fields`` reallocates them)
+SCRATCH_FIELDS = ("pk", "pi")
+
+
+def scratch_fields(n):
+    """The scratch arrays for n = budget + 2 twin indices: all pairs' merge costs and
+    indices, for the rejection fallback."""
+    npairs = n * (n - 1) // 2
+    return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64)}
 
 
 def alloc_twins(budget, d):
@@ -68,6 +79,7 @@ def alloc_twins(budget, d):
         order=np.zeros(n, dtype=np.int64), qnew=np.zeros(d),
         tmp=np.zeros(d), src=np.zeros(4, dtype=np.int64), dst=np.zeros(3, dtype=np.int64),
         wdst=np.zeros(3), ist=np.zeros(N_TIST, dtype=np.int64), par=np.zeros(N_TPAR),
+        **scratch_fields(n),
     )
     tw.ist[T_SPARE] = n - 2
     tw.ist[T_SPARE2] = n - 1
@@ -76,9 +88,9 @@ def alloc_twins(budget, d):
 
 def twins_nbytes(B, d):
     """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
-    ``8 (n d + 10 n + 2 d + 10 + N_TIST + N_TPAR) + 4 n``."""
+    ``8 (n (n - 1) + n d + 10 n + 2 d + 10 + N_TIST + N_TPAR) + 4 n``."""
     n = B + 2
-    return 8 * (n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 4 * n
+    return 8 * (n * (n - 1) + n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 4 * n
 
 
 @njit(cache=True, inline="always")
@@ -198,6 +210,29 @@ def _add_dst(tw, m, slot, w):
 
 
 @njit(cache=True)
+def _merge_ok(st, tw, mode, code, i, j, eta):
+    """Write the merged pivot of twins i and j into ``tw.qnew`` and apply the rejection
+    test (Sec. 4.2.4): f(q_new) within (1 -+ eta) of the weighted mean of f(q_i), f(q_j).
+    Always True when eta < 0 (rejection off)."""
+    _tw_fq = tw.fq
+    _tw_s_tot = tw.s_tot
+    _tw_qnew = tw.qnew
+    tw.ist[T_TRIES] += 1
+    merge_point(mode, code, st.kpar, tw.Q, _tw_s_tot, i, j, _tw_qnew, tw.tmp)
+    if eta < 0.0:
+        return True
+    fnew = twin_decision(st, tw, _tw_qnew)
+    si = _tw_s_tot[i]
+    sj = _tw_s_tot[j]
+    fhat = (si * _tw_fq[i] + sj * _tw_fq[j]) / (si + sj)
+    lo = (1.0 - eta) * fhat
+    hi = (1.0 + eta) * fhat
+    if lo > hi:
+        lo, hi = hi, lo
+    return lo < fnew < hi
+
+
+@njit(cache=True)
 def _learn_one(st, tw, x, yi, wi, B):
     """Algorithm 1 for one Beneficial example of weight ``wi`` > 0 (1 in the paper; a
     weight counts in the twin's s+ or s- like that many copies): UpdateTV, UpdateTVM,
@@ -251,6 +286,9 @@ def _learn_one(st, tw, x, yi, wi, B):
             # a twin beyond the buffer zone leaves to make room
             _tw_ist[T_REMOVED] += 1
             leave1 = k
+        elif _tw_ist[T_STUCK]:
+            _tw_ist[T_REJECTED] += 1
+            return ad.OK, True
         else:
             code = _st_ist[ad.I_KCODE]
             eta = _tw_par[P_ETA]
@@ -283,24 +321,31 @@ def _learn_one(st, tw, x, yi, wi, B):
                 last_i = i
                 last_j = j
                 tried += 1
-                _tw_ist[T_TRIES] += 1
-                merge_point(mode, code, _st_kpar, _tw_Q, _tw_s_tot, i, j, _tw_qnew, _tw_tmp)
-                if eta >= 0.0:
-                    fnew = twin_decision(st, tw, _tw_qnew)
-                    si = _tw_s_tot[i]
-                    sj = _tw_s_tot[j]
-                    fhat = (si * _tw_fq[i] + sj * _tw_fq[j]) / (si + sj)
-                    lo = (1.0 - eta) * fhat
-                    hi = (1.0 + eta) * fhat
-                    if lo > hi:
-                        lo, hi = hi, lo
-                    if not (lo < fnew < hi):
+                if _merge_ok(st, tw, mode, code, i, j, eta):
+                    mi = i
+                    mj = j
+                    break
+            if mi < 0 and eta >= 0.0:
+                # every cached pair failed: all other allowed pairs, in increasing cost
+                # (a pair that is some twin's cached best was tried above)
+                _tw_pi = tw.pi
+                npairs = sorted_pairs(mode, code, _st_kpar, _tw_Q, _tw_s_tot, tw.side,
+                                      _tw_par[P_ONE_SIDED] > 0.0, _tw_active, tw.pk, _tw_pi,
+                                      _tw_tmp)
+                for p in range(npairs):
+                    i = _tw_pi[p] // nt
+                    j = _tw_pi[p] - i * nt
+                    if _tw_nn_idx[i] == j or _tw_nn_idx[j] == i:
                         continue
-                mi = i
-                mj = j
-                break
+                    if _merge_ok(st, tw, mode, code, i, j, eta):
+                        mi = i
+                        mj = j
+                        break
             if mi < 0:
+                # no merge passes: the overflow twin is dropped. The search depends on the
+                # twins only, so until they change every new example is dropped at once
                 _tw_ist[T_REJECTED] += 1
+                _tw_ist[T_STUCK] = 1
                 return ad.OK, True
             _tw_ist[T_MERGES] += 1
             leave1 = mi
@@ -332,6 +377,7 @@ def _learn_one(st, tw, x, yi, wi, B):
     # control of C (Sec. 4.3): C_eff = C B / sum(s), i.e. margin target mu = sum(s) / B
     mu_new = ssum / B if _tw_par[P_CONTROL_C] > 0.0 else _st_fs[ad.F_MU]
     s = ad.transfer(st, n_src, _tw_src, _tw_dst[:m], _tw_wdst[:m], mu_new)
+    _tw_ist[T_STUCK] = 0
     # ---- bookkeeping of the twin indices
     if leave1 >= 0:
         _retire(tw, leave1)
