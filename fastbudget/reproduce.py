@@ -231,6 +231,16 @@ def _C(name):
     return 1.0 if name == "Adult" else 100.0
 
 
+def _rows(name):
+    """(row label, C) pairs of one data set: Adult also runs at the other sets' C = 100,
+    as an extra row outside the averages (see ADULT_NOTE)."""
+    return [(name, _C(name))] + ([(ADULT_C100, 100.0)] if name == "Adult" else [])
+
+
+def _paper_row(table, row):
+    return table["Adult" if row == ADULT_C100 else row]
+
+
 # ----------------------------------------------------------------------------- reports
 def _git_commit():
     root = pathlib.Path(__file__).resolve().parents[1]
@@ -359,9 +369,7 @@ def table3(args):
     with _progress(args, n_rows * (len(budgets) + 1) * args.orders, "tvm-table3") as bar:
         for name, (Xa, ya, Xb, yb) in data.items():
             kp = kernel_params(name, Xa.shape[1])
-            # Adult runs twice: at the paper's C = 1 and, as an extra row outside the
-            # averages, at the other sets' C = 100 (see ADULT_NOTE)
-            for row, C in [(name, _C(name))] + ([(ADULT_C100, 100.0)] if name == "Adult" else []):
+            for row, C in _rows(name):
                 cols = {}
                 for o in range(args.orders):
                     cols.setdefault("Random", []).append(
@@ -392,7 +400,7 @@ def table3(args):
     means = {k: [] for k in ["Random", *budgets]}
     pmeans = {k: [] for k in ["Random", *budgets]}
     for name, cols in res.items():
-        p = PAPER_TABLE3["Adult" if name == ADULT_C100 else name]
+        p = _paper_row(PAPER_TABLE3, name)
         cells = [_cell(cols["Random"], p[1])] + [_cell(cols[b], p[paper_idx[b]]) for b in budgets]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {p[2]} | {p[3]} | "
                      f"{np.mean(cols[('t', budgets[-1])]):.1f} |")
@@ -438,19 +446,21 @@ def table4(args):
     sets, n_max, n_test = _settings(args)
     data, skipped = _loaded(args, sets, n_max, n_test)
     res = {}
-    with _progress(args, len(data) * 4 * args.orders, "tvm-table4") as bar:
+    n_rows = len(data) + ("Adult" in data)
+    with _progress(args, n_rows * 4 * args.orders, "tvm-table4") as bar:
         for name, (Xa, ya, Xb, yb) in data.items():
-            cols = {}
-            for kern in ("poly", "linear"):
-                kp = kernel_params(name, Xa.shape[1], kern)
-                for o in range(args.orders):
-                    for tag, make in (("Random", _random(100, _C(name), kp, o)),
-                                      ("TVM", _tvm(100, _C(name), kp))):
-                        acc = safe_run(args, f"{name} {kern} {tag}", make, Xa, ya, Xb, yb,
-                                       1000 + o)[0]
-                        cols.setdefault((kern, tag), []).append(acc)
-                        bar.update()
-            res[name] = cols
+            for row, C in _rows(name):
+                cols = {}
+                for kern in ("poly", "linear"):
+                    kp = kernel_params(name, Xa.shape[1], kern)
+                    for o in range(args.orders):
+                        for tag, make in (("Random", _random(100, C, kp, o)),
+                                          ("TVM", _tvm(100, C, kp))):
+                            acc = safe_run(args, f"{row} {kern} {tag}", make, Xa, ya, Xb, yb,
+                                           1000 + o)[0]
+                            cols.setdefault((kern, tag), []).append(acc)
+                            bar.update()
+                res[row] = cols
     lines = header("Paper 000, Table 4: accuracy (%) with polynomial and linear kernels, B = 100",
                    args, time.perf_counter() - t0,
                    ["Cells: our mean ± sd [paper; ours − paper]. Polynomial (x·z + 1)^3 "
@@ -459,11 +469,13 @@ def table4(args):
     lines += ["", "| data set | poly Random | poly TVM | paper poly IDSVM | linear Random | "
               "linear TVM | paper linear IDSVM |", "|---|---|---|---|---|---|---|"]
     for name, cols in res.items():
-        p = PAPER_TABLE4[name]
+        p = _paper_row(PAPER_TABLE4, name)
         lines.append(f"| {name} | {_cell(cols[('poly', 'Random')], p[1])} | "
                      f"{_cell(cols[('poly', 'TVM')], p[3])} | {p[2]} | "
                      f"{_cell(cols[('linear', 'Random')], p[5])} | "
                      f"{_cell(cols[('linear', 'TVM')], p[7])} | {p[6]} |")
+    if ADULT_C100 in res:
+        lines += ["", ADULT_NOTE]
     lines += _skipped_line(skipped)
     lines += _data_lines({k: (len(v[1]), len(v[3])) for k, v in data.items()})
     return lines
@@ -476,18 +488,20 @@ def table5(args):
     data, skipped = _loaded(args, sets, n_max, n_test)
     variants = T5_VARIANTS
     res = {}
-    with _progress(args, len(data) * len(variants) * args.orders, "tvm-table5") as bar:
+    n_rows = len(data) + ("Adult" in data)
+    with _progress(args, n_rows * len(variants) * args.orders, "tvm-table5") as bar:
         for name, (Xa, ya, Xb, yb) in data.items():
             kp = kernel_params(name, Xa.shape[1])
-            cols = {}
-            for o in range(args.orders):
-                for v in variants:
-                    acc = safe_run(args, f"{name} {v}", _tvm(100, _C(name), kp, **T5_PARAMS[v]),
-                                   Xa, ya, Xb, yb, 1000 + o)[0]
-                    cols.setdefault(v, []).append(acc)
-                    bar.update()
-            res[name] = cols
-            _note(args, f"{name}: " + ", ".join(f"{v} {_nanmean(cols[v]):.1f}" for v in variants))
+            for row, C in _rows(name):
+                cols = {}
+                for o in range(args.orders):
+                    for v in variants:
+                        acc = safe_run(args, f"{row} {v}", _tvm(100, C, kp, **T5_PARAMS[v]),
+                                       Xa, ya, Xb, yb, 1000 + o)[0]
+                        cols.setdefault(v, []).append(acc)
+                        bar.update()
+                res[row] = cols
+                _note(args, f"{row}: " + ", ".join(f"{v} {_nanmean(cols[v]):.1f}" for v in variants))
     lines = header("Paper 000, Table 5: TVM heuristics, RBF kernel, B = 100", args,
                    time.perf_counter() - t0,
                    ["Cells: our mean ± sd [paper; ours − paper]. Variants change one default: "
@@ -496,14 +510,17 @@ def table5(args):
                     "'[-1 1]' and '[-2 2]' use m2 = m1 (no buffer zone)."])
     lines += ["", "| data set | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
     for name, cols in res.items():
-        p = PAPER_TABLE5[name]
+        p = _paper_row(PAPER_TABLE5, name)
         lines.append(f"| {name} | " + " | ".join(_cell(cols[v], p[2 + i])
                                                  for i, v in enumerate(variants)) + " |")
-    if res:
+    main = [n for n in res if n != ADULT_C100]
+    if main:
         lines.append("| (average) | " + " | ".join(
-            f"{_nanmean([_nanmean(c[v]) for c in res.values()]):.1f} "
-            f"[{np.mean([PAPER_TABLE5[n][2 + i] for n in res]):.1f}]"
+            f"{_nanmean([_nanmean(res[n][v]) for n in main]):.1f} "
+            f"[{np.mean([PAPER_TABLE5[n][2 + i] for n in main]):.1f}]"
             for i, v in enumerate(variants)) + " |")
+    if ADULT_C100 in res:
+        lines += ["", ADULT_NOTE]
     lines += _skipped_line(skipped)
     lines += _data_lines({k: (len(v[1]), len(v[3])) for k, v in data.items()})
     return lines
