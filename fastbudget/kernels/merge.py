@@ -32,7 +32,7 @@ def _seg_point(qi, qj, t, out):
         out[k] = qi[k] + t * (qj[k] - qi[k])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, t, tmp):
     """s_i ||Phi_i - Phi(q_t)||^2 + s_j ||Phi_j - Phi(q_t)||^2 for q_t on the segment."""
     _seg_point(qi, qj, t, tmp)

@@ -109,7 +109,7 @@ def twin_decision(st, tw, x):
     return s / _st_fs[ad.F_MU]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _place_twin(st, tw, j, q, sp, sn):
     """Put twin j's pivot at q with weights (sp, sn) recorded, both halves at weight 0."""
     _tw_Q = tw.Q
