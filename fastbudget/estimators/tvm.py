@@ -53,8 +53,9 @@ class TVMClassifier(BudgetClassifier):
         Only merge twins on the same side of the decision boundary (Sec. 4.2.3).
     rejection : float or None, default=0.2
         eta of the rejection test (Sec. 4.2.4): a merge is accepted when f(q_new) lies
-        within (1 -+ eta) of the linear estimate; when the best pair fails, the next best
-        pair is tried, and when it fails too the new example is dropped. None disables.
+        within (1 -+ eta) of the linear estimate. When the best pair fails, the other
+        allowed pairs are tried in increasing merge cost; the new example is dropped only
+        when none passes (``n_rejected_``). None disables.
     control_C : bool, default=True
     random_state : None, int or Generator, default=None
         Accepted for interface symmetry with the other budgeted learners; TVM is
