@@ -369,21 +369,22 @@ def _fit_timed(args, label, make, X, y, perm, chunk, seconds=None, capacity=None
                engine=False):
     """Train ``make()`` on ``X[perm]`` in chunks, timing only the training calls.
 
-    Stops early when ``seconds`` of training have passed (checked after every chunk) or
+    Stops early when ``seconds`` of training CPU time have passed (checked after every chunk) or
     ``capacity`` examples are held. With ``engine`` (IncrementalSVC), the chunks after the first
     go straight to ``clf.engine_.add_batch``: the estimator's ``partial_fit`` wraps every call
     in a transaction that copies the whole capacity-sized state (K and R, 16 · capacity²
     bytes) twice, which would dominate the timing of small chunks; the engine's own add_batch
     is still transactional (it snapshots O(capacity + |S|²)). Returns ``(clf, seconds,
-    n_learned, stop)``, where ``stop`` is None, 'time' or 'capacity'; a learner failure is
-    recorded as for :func:`safe_run` and gives ``(None, nan, n_learned, 'failed')``."""
+    n_learned, stop, cpu_seconds)``, where ``stop`` is None, 'time' or 'capacity'; a learner
+    failure is recorded as for :func:`safe_run` and gives ``(None, nan, n_learned, 'failed',
+    nan)``."""
     from . import CapacityError, NumericalError
     clf = make()
     classes = np.array([-1, 1])
-    n, spent, stop = 0, 0.0, None
+    n, spent, cpu, stop = 0, 0.0, 0.0, None
     try:
         while n < len(perm):
-            if seconds is not None and spent >= seconds:
+            if seconds is not None and n > 0 and cpu >= seconds:
                 stop = "time"
                 break
             if capacity is not None and n >= capacity:
@@ -392,19 +393,20 @@ def _fit_timed(args, label, make, X, y, perm, chunk, seconds=None, capacity=None
             m = min(len(perm), n + chunk, capacity if capacity is not None else len(perm))
             idx = perm[n:m]
             Xc = np.ascontiguousarray(X[idx])
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             if engine and n > 0:
                 clf.engine_.add_batch(Xc, np.where(y[idx] == 1, 1.0, -1.0), np.ones(len(idx)))
             else:
                 clf.partial_fit(Xc, y[idx], classes=classes)
             spent += time.perf_counter() - t
+            cpu += time.process_time() - c
             n = m
     except (NumericalError, CapacityError, ValueError, ArithmeticError) as exc:
         msg = f"{label}: {type(exc).__name__} after {n:,} examples: {' '.join(str(exc).split())}"
         FAILURES.append(msg)
         _note(args, "failed: " + msg)
-        return None, float("nan"), n, "failed"
-    return clf, spent, n, stop
+        return None, float("nan"), n, "failed", float("nan")
+    return clf, spent, n, stop, cpu
 
 
 def _svc_caps(spec):
@@ -471,12 +473,13 @@ def table2(args):
             kp = kernel_params(name, Xa.shape[1])
             C = _C(name)
             _warm(Xa, ya, kp, C)
-            r = {"tvm_t": [], "tvm_n": [], "tvm_sv": [], "tvm_acc": []}
+            r = {"tvm_t": [], "tvm_c": [], "tvm_n": [], "tvm_sv": [], "tvm_acc": []}
             for o in range(args.orders):
                 perm = np.random.default_rng(1000 + o).permutation(len(ya))
-                clf, sec, _n, _stop = _fit_timed(args, f"{name} TVM B=100, order seed {1000 + o}",
+                clf, sec, _n, _stop, cpu = _fit_timed(args, f"{name} TVM B=100, order seed {1000 + o}",
                                                  _tvm(100, C, kp), Xa, ya, perm, 10_000)
                 r["tvm_t"].append(sec)
+                r["tvm_c"].append(cpu)
                 r["tvm_n"].append(clf.n_twins_ if clf is not None else float("nan"))
                 r["tvm_sv"].append(int(np.count_nonzero(clf.dual_coef_)) if clf is not None
                                    else float("nan"))
@@ -488,35 +491,39 @@ def table2(args):
             svc_n = svc_caps.get(name, svc_caps.get(None))
             idx = np.sort(perm[:svc_n]) if svc_n and svc_n < len(ya) else slice(None)
             svc = SVC(C=C, cache_size=args.svc_cache_mb, **kp)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             svc.fit(Xa[idx], ya[idx])
             r["svc_t"] = time.perf_counter() - t
+            r["svc_c"] = time.process_time() - c
             r["svc_train"] = len(ya[idx])
             r["svc_n"] = int(svc.n_support_.sum())
             r["svc_acc"] = 100 * svc.score(Xb, yb)
             bar.update()
-            _note(args, f"{name}: SVC {r['svc_t']:.1f} s on {r['svc_train']:,}, "
+            _note(args, f"{name}: SVC {r['svc_c']:.1f} s CPU ({r['svc_t']:.1f} s wall) on "
+                        f"{r['svc_train']:,}, "
                         f"{r['svc_n']:,} SVs, {r['svc_acc']:.1f} %")
             # IDSVM: the exact incremental SVM on the order-0 stream, stopped after id_secs
             cap = min(len(ya), id_cap)
-            clf, sec, n_done, stop = _fit_timed(
+            clf, sec, n_done, stop, cpu = _fit_timed(
                 args, f"{name} IDSVM", lambda: IncrementalSVC(C=C, capacity=cap, **kp),
                 Xa, ya, perm, 50, seconds=id_secs, capacity=cap, engine=True)
-            r["id_t"], r["id_done"], r["id_stop"] = sec, n_done, stop
+            r["id_t"], r["id_c"], r["id_done"], r["id_stop"] = sec, cpu, n_done, stop
             r["id_n"] = clf.support_.size if clf is not None else float("nan")
             r["id_acc"] = 100 * clf.score(Xb, yb) if clf is not None else float("nan")
             bar.update()
             res[name] = r
-            _note(args, f"{name}: TVM {_nanmean(r['tvm_t']):.1f} s, {_nanmean(r['tvm_acc']):.1f} %;"
-                        f" IDSVM {sec:.0f} s, {n_done:,} examples ({stop or 'all'}), "
+            _note(args, f"{name}: TVM {_nanmean(r['tvm_c']):.1f} s CPU, "
+                        f"{_nanmean(r['tvm_acc']):.1f} %; IDSVM {cpu:.0f} s CPU, "
+                        f"{n_done:,} examples ({stop or 'all'}), "
                         f"{r['id_n']} SVs, {r['id_acc']:.1f} %")
     capped = [n for n, r in res.items() if r["svc_train"] < len(data[n][1])]
     extra = [
-        "Ours: one process on the machine above (2 logical CPUs shared with other jobs, so "
-        "times carry that noise); every learner single-threaded; numba code compiled before "
-        "timing; times are training only (no prediction). The paper's times: TVM and IDSVM in "
-        "Matlab, LIBSVM in C++, on a 2009 PC. Compare ratios measured in the same run, not "
-        "absolute seconds.",
+        "Ours: one process on the machine above (2 logical CPUs shared with other jobs); "
+        "every learner single-threaded; numba code compiled before timing; times are training "
+        "only (no prediction). Time cells are CPU seconds of this process (time.process_time, "
+        "which other jobs on the machine do not inflate); the last column gives the wall-clock "
+        "seconds. The paper's times: TVM and IDSVM in Matlab, LIBSVM in C++, on a 2009 PC. "
+        "Compare ratios measured in the same run, not absolute seconds.",
         f"TVM: B = 100, defaults as Table 3, C = 100 (Adult 1), RBF delta = d/2 (checkerboards "
         f"0.37); mean ± sd over {args.orders} stream order(s).",
         f"LIBSVM: `sklearn.svm.SVC(C, kernel='rbf', gamma)` (libsvm), same C and gamma, "
@@ -527,7 +534,7 @@ def table2(args):
         f"IDSVM: our exact incremental SVM (`IncrementalSVC`, Cauwenberghs & Poggio), fed the "
         f"order-0 stream in chunks of 50 (after the first chunk through its engine's "
         f"`add_batch`, skipping the estimator's per-call copy of the capacity-sized state) "
-        f"and stopped once {id_secs:g} s of training had passed "
+        f"and stopped once {id_secs:g} s of training CPU time had passed "
         f"(the paper stopped at 3,000 s) or {id_cap:,} examples were held (its memory is "
         f"about 16 · capacity² bytes). Stopped runs are marked * with the examples learned.",
         "TV column: twin vectors held (of them with a nonzero coefficient).",
@@ -542,22 +549,24 @@ def table2(args):
         if r["id_stop"] == "failed":
             return "failed"
         if r["id_stop"]:
-            return f"{r['id_t']:.0f} * ({r['id_done']:,} ex., {r['id_stop']})"
-        return _t2_secs([r["id_t"]])
+            return f"{r['id_c']:.0f} * ({r['id_done']:,} ex., {r['id_stop']})"
+        return _t2_secs([r["id_c"]])
 
     lines += ["", "## Training time (s)", "",
               "| data set | train | TVM B=100 | LIBSVM (SVC) | TVM / LIBSVM | IDSVM | "
-              "paper TVM | paper LIBSVM | paper TVM / LIBSVM | paper IDSVM |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "paper TVM | paper LIBSVM | paper TVM / LIBSVM | paper IDSVM | "
+              "wall s: TVM / SVC / IDSVM |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in res.items():
         p = PAPER_TABLE2[name]
-        ratio = _nanmean(r["tvm_t"]) / r["svc_t"] if r["svc_t"] > 0 else float("nan")
+        ratio = _nanmean(r["tvm_c"]) / r["svc_c"] if r["svc_c"] > 0 else float("nan")
         lines.append(
-            f"| {name} | {len(data[name][1]):,} | {_t2_secs(r['tvm_t'])} | "
-            f"{_t2_secs([r['svc_t']])}{svc_mark(name)}"
+            f"| {name} | {len(data[name][1]):,} | {_t2_secs(r['tvm_c'])} | "
+            f"{_t2_secs([r['svc_c']])}{svc_mark(name)}"
             + (f" (on {r['svc_train']:,})" if name in capped else "")
             + f" | {ratio:.3g}{svc_mark(name)} | {id_time(r)} | {p[0]:,} | {p[1]:,} | "
-            f"{p[0] / p[1]:.3g} | {_t2_paper_idsvm_time(p)} |")
+            f"{p[0] / p[1]:.3g} | {_t2_paper_idsvm_time(p)} | {_nanmean(r['tvm_t']):.3g} / "
+            f"{r['svc_t']:.3g} / {r['id_t']:.3g} |")
     lines += ["", "## Number of SVs / TVs of the final classifiers", "",
               "| data set | TVM B=100 TVs (nonzero) | LIBSVM (SVC) SVs | IDSVM SVs "
               "(examples learned) | paper TVM | paper LIBSVM | paper IDSVM |",
@@ -908,8 +917,21 @@ def _streamsvm_args(a):
     return out
 
 
-def _quick_only(a):
-    return ["--quick"] if a.quick else []
+def _script_args(count_flag):
+    """Arguments of perf/reproduce_span.py and perf/reproduce_rueping.py: --quick, --data,
+    --out, --quiet, and ``--orders K`` as the script's count of seeds/repetitions
+    (``count_flag``) when it was given."""
+    def make(a):
+        out = ["--quick"] if a.quick else []
+        if a.data_dir:
+            out += ["--data", a.data_dir]
+        if getattr(a, "orders_given", False):
+            out += [count_flag, str(a.orders)]
+        out += ["--out", a.out]
+        if a.quiet:
+            out += ["--quiet"]
+        return out
+    return make
 
 
 def _data_only(a):
@@ -927,11 +949,12 @@ REGISTRY = {
     "streamsvm": (_hook("reproduce_streamsvm.py", _streamsvm_args),
                   "Paper 001 Table 1 and Figure 3 (perf/reproduce_streamsvm.py; report "
                   "docs/results/streamsvm.md)"),
-    "span": (_hook("reproduce_span.py", _quick_only),
-             "Paper 002: span vs LRU (perf/reproduce_span.py; writes docs/results/span.md)"),
-    "rueping": (_hook("reproduce_rueping.py", _quick_only),
+    "span": (_hook("reproduce_span.py", _script_args("--seeds")),
+             "Paper 002: span vs LRU (perf/reproduce_span.py; writes <out>/span.md; "
+             "--orders = seeds)"),
+    "rueping": (_hook("reproduce_rueping.py", _script_args("--reps")),
                 "Paper 004: Rüping's tables (perf/reproduce_rueping.py; writes "
-                "docs/results/rueping.md)"),
+                "<out>/rueping.md; --orders = repetitions)"),
     "baselines": (_hook("bench_baselines.py", lambda a: ["all"] + _data_only(a)),
                   "Baseline columns of paper 000 Tables 3/4 and paper 001 Table 1 "
                   "(perf/bench_baselines.py)"),
@@ -945,10 +968,13 @@ def write_index(out):
     """``<out>/README.md``: one line per report found in ``out``."""
     lines = ["# Reproduction reports", "",
              "Regenerate the paper 000 reports with `fastbudget reproduce all --data-dir DIR` "
-             "(add `--quick` for a one-minute version); each report names the exact command "
-             "that produced it. The reports of papers 001, 002 and 004 (streamsvm, span, rueping) "
-             "are written by their scripts in `perf/` (`fastbudget reproduce streamsvm`, "
-             "`span`, `rueping` run them).", ""]
+             "(add `--quick` for a small version of each; `--no-table2` skips tvm-table2, whose "
+             "LIBSVM and IDSVM columns take the longest, and `--svc-n-max` / `--idsvm-seconds` "
+             "bound them); each report names the exact command that produced it. The reports of "
+             "papers 001, 002 and 004 (streamsvm, span, rueping) are written by their scripts in "
+             "`perf/` (`fastbudget reproduce streamsvm`, `span`, `rueping` run them and pass on "
+             "`--data-dir`, `--out`, `--quiet`, and `--orders` as the scripts' seeds or "
+             "repetitions).", ""]
     for fn in sorted(os.listdir(out)):
         if fn.endswith(".md") and fn != "README.md":
             with open(os.path.join(out, fn)) as f:
@@ -963,7 +989,8 @@ def run_cli(args):
     if args.name == "list":
         for k, (_f, doc) in REGISTRY.items():
             print(f"{k:<12s} {doc}")
-        print(f"{'all':<12s} every paper 000 entry ({', '.join(OWN)}) and an index README.md")
+        print(f"{'all':<12s} every paper 000 entry ({', '.join(OWN)}) and an index README.md "
+              f"(--no-table2 skips tvm-table2)")
         return 0
     if args.name == "all":
         argv = getattr(args, "argv", None) or sys.argv[1:]
