@@ -286,7 +286,8 @@ def header(title, args, seconds, extra=()):
     cmd = "fastbudget " + " ".join(shlex.quote(a) for a in args.argv)
     lines = [f"# {title}", "",
              f"- Command: `{cmd}`",
-             f"- Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; commit: {_git_commit()}",
+             f"- Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; commit: "
+             f"{getattr(args, 'commit', None) or _git_commit()}",
              f"- Machine: {_machine()}",
              f"- Wall time of this run: {seconds:.0f} s",
              f"- Stream orders per cell: {args.orders}" + (" (quick run)" if args.quick else "")]
@@ -447,8 +448,8 @@ def _t2_secs(v):
     sd = f" ± {np.std(v):.1f}" if v.size > 1 else ""
     m = float(np.mean(v))
     if m < 10:
-        sd = f" ± {np.std(v):.2f}" if v.size > 1 else ""
-        return f"{m:.2f}{sd}"
+        sd = f" ± {np.std(v):.2g}" if v.size > 1 else ""
+        return f"{m:.3g}{sd}"
     return f"{m:.1f}{sd}" if m < 100 else f"{m:.0f}{sd}"
 
 
@@ -851,16 +852,18 @@ def figure3(args):
     budgets = tuple(int(b) for b in args.budgets.split(",")) if args.budgets else (
         (20, 100) if args.quick else (20, 100, 500))
     data, skipped = _loaded(args, sets, n_max, n_test)
-    series = {}
+    series, secs = {}, {}
     with _progress(args, len(data) * len(budgets), "tvm-figure3") as bar:
         for name, (Xa, ya, Xb, yb) in data.items():
             kp = kernel_params(name, Xa.shape[1])
             cps = sorted(set(int(c) for c in np.geomspace(100, len(ya), 8)))
             lines_ = {}
             for b in budgets:
+                t = time.perf_counter()
                 curves = [safe_run(args, f"{name} TVM B={b}", _tvm(b, _C(name), kp), Xa, ya,
                                    Xb, yb, 1000 + o, chunk=5000, checkpoints=cps)[1]
                           for o in range(args.orders)]
+                secs[name, b] = (time.perf_counter() - t) / args.orders
                 curves = [c for c in curves if c]
                 if not curves:
                     bar.update()
@@ -877,13 +880,20 @@ def figure3(args):
                    time.perf_counter() - t0,
                    ["Mean test accuracy over stream orders after each number of examples; "
                     "settings as Table 3. The paper shows the same curves as plots only; "
-                    "the final points correspond to its Table 3 TVM columns."])
+                    "the final points correspond to its Table 3 TVM columns, quoted as "
+                    "'paper final' [paper; ours − paper]. 's per run': wall seconds of one "
+                    "stream order, test evaluations at the checkpoints included."])
     for name, ls in series.items():
         x = next(iter(ls.values()))[0]
-        lines += ["", f"### {name}", "", "| B | " + " | ".join(f"{v:,}" for v in x) + " |",
-                  "|---|" + "---|" * len(x)]
+        lines += ["", f"### {name}", "", "| B | " + " | ".join(f"{v:,}" for v in x)
+                  + " | paper final (Table 3) | s per run |", "|---|" + "---|" * (len(x) + 2)]
         for label, (_x, y) in ls.items():
-            lines.append(f"| {label} | " + " | ".join(f"{v:.1f}" for v in y) + " |")
+            b = int(label.split("=")[1])
+            pf = (f"[{PAPER_TABLE3[name][4 + T3_BUDGETS.index(b)]}; "
+                  f"{y[-1] - PAPER_TABLE3[name][4 + T3_BUDGETS.index(b)]:+.1f}]"
+                  if b in T3_BUDGETS else "—")
+            lines.append(f"| {label} | " + " | ".join(f"{v:.1f}" for v in y)
+                         + f" | {pf} | {secs[name, b]:.1f} |")
     if have:
         lines += ["", f"![figure 3]({os.path.basename(png)})"]
     lines += _skipped_line(skipped)
@@ -1015,6 +1025,7 @@ def run_cli(args):
         raise FileNotFoundError(2, "no such data directory", args.data_dir)
     os.makedirs(args.out, exist_ok=True)
     func = REGISTRY[args.name][0]
+    args.commit = _git_commit()          # at the start: the code that runs, not the one at the end
     FAILURES.clear()
     lines = func(args)
     if lines is None:

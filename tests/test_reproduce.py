@@ -49,7 +49,7 @@ def test_table2_quick_subprocess(tmp_path):
     t = _row(text, "## Training time", "Checkerboard")
     tvm_t, svc_t, ratio = float(t[2]), float(t[3]), float(t[4])
     assert tvm_t > 0 and svc_t > 0
-    assert ratio == pytest.approx(tvm_t / svc_t, rel=0.1, abs=0.02)   # cells are rounded
+    assert ratio == pytest.approx(tvm_t / svc_t, rel=0.02)   # cells: 3 significant digits
     s = _row(text, "## Number of SVs", "Checkerboard")
     assert int(s[2].replace(",", "")) == n_sv
     # IDSVM had time to learn all 600 examples: the exact SVM, so the same SVs as libsvm
@@ -127,8 +127,11 @@ def test_hook_scripts_accept_forwarded_options(script, flag):
 
 def test_hook_forwards_through_cli(tmp_path, monkeypatch):
     seen = []
+    real_run = subprocess.run
 
-    def fake_run(cmd, cwd=None):
+    def fake_run(cmd, **kw):
+        if cmd[0] == "git":             # the report header's commit
+            return real_run(cmd, **kw)
         seen.append(cmd)
         return subprocess.CompletedProcess(cmd, 0)
 
@@ -179,3 +182,20 @@ def test_python_dash_m_fastbudget():
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert r.returncode == 0, r.stderr
     assert "tvm-table2" in r.stdout and "--no-table2" in r.stdout
+
+
+def test_figure3_quick_against_in_process(tmp_path):
+    run("reproduce", "tvm-figure3", "--quick", "--n-max", 800, "--sets", "Gauss", "--budgets",
+        "20,100", "--out", tmp_path, "-q")
+    text = (tmp_path / "tvm_figure3_quick.md").read_text()
+    row = _row(text, "### Gauss", "TVM B=100")
+    assert row[-2].startswith("[81.1;")           # the paper's Table 3 final point
+    assert _row(text, "### Gauss", "TVM B=20")[-2].startswith("[81.3;")
+    Xa, ya, Xb, yb = reproduce.load_set("Gauss", None, 800, 2000)
+    cps = sorted(set(int(c) for c in np.geomspace(100, len(ya), 8)))
+    kp = reproduce.kernel_params("Gauss", Xa.shape[1])
+    acc, curve, _ = reproduce.run_stream(reproduce._tvm(100, 100.0, kp), Xa, ya, Xb, yb, 1000,
+                                         chunk=5000, checkpoints=cps)
+    assert [float(v) for v in row[1:len(curve) + 1]] == pytest.approx(
+        [a for _, a in curve], abs=0.051)
+    assert float(row[-2].split(";")[1].rstrip("]")) == pytest.approx(curve[-1][1] - 81.1, abs=0.051)
