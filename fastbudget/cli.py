@@ -735,12 +735,27 @@ def build_parser():
     p.add_argument("name", metavar="NAME", help="a reproduction name, or 'list'")
     p.add_argument("--data-dir", default=os.environ.get("FASTBUDGET_DATA_DIR"),
                    help="directory of the real data sets (default $FASTBUDGET_DATA_DIR)")
-    p.add_argument("--orders", type=int, default=5, help="random stream orders (default 5)")
+    p.add_argument("--orders", type=int, default=None,
+                   help="random stream orders (default 5, --quick 1); seeds or repetitions of "
+                        "the perf/ scripts")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute)")
     p.add_argument("--n-max", type=int, default=None,
                    help="cap on training examples per data set (tests, quick looks)")
     p.add_argument("--budgets", default=None, help="comma-separated budgets (tvm-table3)")
     p.add_argument("--sets", default=None, help="comma-separated data set names")
+    p.add_argument("--idsvm-seconds", type=float, default=None,
+                   help="tvm-table2: stop IDSVM after this much training (default 120, "
+                        "--quick 2; the paper used 3000)")
+    p.add_argument("--idsvm-capacity", type=int, default=10_000,
+                   help="tvm-table2: most examples IDSVM holds (memory ~16*capacity^2 bytes; "
+                        "default 10000)")
+    p.add_argument("--svc-n-max", default=None, metavar="N|SET=N,...",
+                   help="tvm-table2: fit LIBSVM (SVC) on at most N training examples (of every "
+                        "set, or of the sets named)")
+    p.add_argument("--svc-cache-mb", type=float, default=1000.0,
+                   help="tvm-table2: SVC kernel cache in MB (default 1000)")
+    p.add_argument("--no-table2", action="store_true",
+                   help="'reproduce all': skip tvm-table2 (its LIBSVM and IDSVM columns are slow)")
     p.add_argument("--out", default=os.path.join("docs", "results"), help="report directory")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=cmd_reproduce)

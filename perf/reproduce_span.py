@@ -175,9 +175,18 @@ def plot(res, budgets, path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--data", help="data directory (default $FASTBUDGET_DATA or ../shared/data)")
+    ap.add_argument("--out", help="report directory (default docs/results)")
+    ap.add_argument("--seeds", type=int, help="number of seeds (default 10, --quick 2)")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines on stdout")
     args = ap.parse_args()
+    global DATA, OUT
+    DATA = pathlib.Path(args.data) if args.data else DATA
+    OUT = pathlib.Path(args.out) if args.out else OUT
+    if args.quiet:
+        sys.stdout = open(os.devnull, "w")
     budgets = [5, 10, 15, 20, 30, 45, 60, 89] if not args.quick else [10, 30]
-    seeds = list(range(10 if not args.quick else 2))
+    seeds = list(range(args.seeds or (10 if not args.quick else 2)))
     names = ["gauss-static", "gauss-drift", "waveform", "thyroid"]
     res = run(names, budgets, seeds)
     trows = timing([10, 20, 40, 80] if not args.quick else [10, 20])

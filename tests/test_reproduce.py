@@ -1,0 +1,201 @@
+"""``fastbudget reproduce``: tvm-table2 (subprocess, checked against in-process fits), the
+argument forwarding of the perf/ script hooks, ``reproduce all`` and ``--svc-n-max`` parsing."""
+import argparse
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fastbudget import reproduce
+from test_cli import ROOT, error_line, run
+
+
+def _row(text, section, name):
+    """Cells of the row ``name`` in the table under the heading ``section``."""
+    part = text.split(section, 1)[1]
+    line = next(ln for ln in part.splitlines() if ln.startswith(f"| {name} |"))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def _svc_reference(name, n_max, n_test, n_svc=None):
+    from sklearn.svm import SVC
+    Xa, ya, Xb, yb = reproduce.load_set(name, None, n_max, n_test)
+    if n_svc:
+        idx = np.sort(np.random.default_rng(1000).permutation(len(ya))[:n_svc])
+        Xa, ya = Xa[idx], ya[idx]
+    svc = SVC(C=100.0, **reproduce.kernel_params(name, Xa.shape[1])).fit(Xa, ya)
+    return int(svc.n_support_.sum()), 100 * svc.score(Xb, yb)
+
+
+def test_table2_quick_subprocess(tmp_path):
+    _, out, _ = run("reproduce", "tvm-table2", "--quick", "--n-max", 600, "--sets",
+                    "Gauss,Checkerboard", "--idsvm-seconds", 60, "--svc-n-max", "Gauss=300",
+                    "--out", tmp_path, "-q")
+    assert "report written" in out
+    text = (tmp_path / "tvm_table2_quick.md").read_text()
+    for needle in ("Command: `fastbudget reproduce tvm-table2 --quick", "commit:", "Machine:",
+                   "shared with other jobs", "## Training time (s)", "## Number of SVs / TVs",
+                   "600 / 2,000", "3,940", "39,650", "[81.1;", "[99.8;",
+                   "stopped at 3,000 (after 5,400 ex.)"):
+        assert needle in text, needle
+    assert "| Adult |" not in text
+    # rows follow the order given to --sets
+    assert text.index("| Gauss |") < text.index("| Checkerboard |")
+
+    # Checkerboard: SVC on all 600 examples, as an in-process fit gives
+    n_sv, acc = _svc_reference("Checkerboard", 600, 2000)
+    t = _row(text, "## Training time", "Checkerboard")
+    tvm_t, svc_t, ratio = float(t[2]), float(t[3]), float(t[4])
+    assert tvm_t > 0 and svc_t > 0
+    assert ratio == pytest.approx(tvm_t / svc_t, rel=0.02)   # cells: 3 significant digits
+    s = _row(text, "## Number of SVs", "Checkerboard")
+    assert int(s[2].replace(",", "")) == n_sv
+    # IDSVM had time to learn all 600 examples: the exact SVM, so the same SVs as libsvm
+    # (up to the tolerance of either solver), and no stop mark
+    assert "*" not in s[3]
+    assert abs(int(s[3].replace(",", "")) - n_sv) <= max(2, 0.02 * n_sv)
+    tv = re.match(r"(\d+) \((\d+)\)", s[1])
+    assert tv and int(tv.group(2)) <= int(tv.group(1)) <= 100
+    a = _row(text, "## Test accuracy", "Checkerboard")
+    assert float(a[2].split()[0]) == pytest.approx(acc, abs=0.05)
+
+    # Gauss: SVC capped at 300 examples of the order-0 stream, labelled as such
+    n_sv, _ = _svc_reference("Gauss", 600, 2000, n_svc=300)
+    t = _row(text, "## Training time", "Gauss")
+    assert "‡" in t[3] and "(on 300)" in t[3] and "‡" in t[4]
+    assert int(_row(text, "## Number of SVs", "Gauss")[2].split()[0].replace(",", "")) == n_sv
+
+
+def test_table2_idsvm_time_cap(tmp_path):
+    # a zero-second cap still learns the first chunk (50 examples), then stops and says so
+    run("reproduce", "tvm-table2", "--quick", "--n-max", 400, "--sets", "Gauss",
+        "--idsvm-seconds", 0, "--out", tmp_path, "-q")
+    text = (tmp_path / "tvm_table2_quick.md").read_text()
+    t = _row(text, "## Training time", "Gauss")
+    assert "* (50 ex., time)" in t[5]
+    s = _row(text, "## Number of SVs", "Gauss")
+    assert s[3].endswith("(50 *)") and 0 < int(s[3].split()[0]) <= 50
+    # the capacity cap stops it too
+    run("reproduce", "tvm-table2", "--quick", "--n-max", 400, "--sets", "Gauss",
+        "--idsvm-capacity", 120, "--out", tmp_path, "-q")
+    text = (tmp_path / "tvm_table2_quick.md").read_text()
+    assert "* (120 ex., capacity)" in _row(text, "## Training time", "Gauss")[5]
+
+
+def test_table2_bad_svc_cap():
+    assert "unknown data set 'Nope'" in error_line("reproduce", "tvm-table2", "--quick",
+                                                   "--sets", "Gauss", "--svc-n-max", "Nope=10")
+
+
+def test_svc_caps_parsing():
+    assert reproduce._svc_caps(None) == {}
+    assert reproduce._svc_caps("500") == {None: 500}
+    assert reproduce._svc_caps("gauss=5,Waveform=7") == {"Gauss": 5, "Waveform": 7}
+    for bad in ("x", "Gauss=", "Gauss=1"):
+        with pytest.raises(ValueError):
+            reproduce._svc_caps(bad)
+
+
+def _ns(**kw):
+    base = dict(quick=False, data_dir=None, orders=5, orders_given=False, out="docs/results",
+                quiet=False)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_hook_arguments():
+    span = reproduce._script_args("--seeds")
+    assert span(_ns()) == ["--out", "docs/results"]
+    assert span(_ns(quick=True, data_dir="/d", orders=3, orders_given=True, out="/o",
+                    quiet=True)) == ["--quick", "--data", "/d", "--seeds", "3", "--out", "/o",
+                                     "--quiet"]
+    assert reproduce._script_args("--reps")(_ns(orders=2, orders_given=True))[:2] == [
+        "--reps", "2"]
+
+
+@pytest.mark.parametrize("script,flag", [("reproduce_span.py", "--seeds"),
+                                         ("reproduce_rueping.py", "--reps")])
+def test_hook_scripts_accept_forwarded_options(script, flag):
+    r = subprocess.run([sys.executable, str(ROOT / "perf" / script), "--help"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    for opt in ("--quick", "--data", "--out", "--quiet", flag):
+        assert opt in r.stdout, opt
+
+
+def test_hook_forwards_through_cli(tmp_path, monkeypatch):
+    seen = []
+    real_run = subprocess.run
+
+    def fake_run(cmd, **kw):
+        if cmd[0] == "git":             # the report header's commit
+            return real_run(cmd, **kw)
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(reproduce.subprocess, "run", fake_run)
+    args = _ns(name="rueping", orders=4, out=str(tmp_path), quiet=True, data_dir=str(tmp_path),
+               argv=["rueping"])
+    del args.orders_given          # run_cli works it out: --orders was given here
+    assert reproduce.run_cli(args) == 0
+    cmd = seen[0]
+    assert cmd[1].endswith("perf/reproduce_rueping.py")
+    assert cmd[2:] == ["--data", str(tmp_path), "--reps", "4", "--out", str(tmp_path), "--quiet"]
+    seen.clear()
+    args = _ns(name="span", orders=None, out=str(tmp_path), quiet=True, quick=True,
+               argv=["span"])
+    del args.orders_given
+    reproduce.run_cli(args)
+    assert "--seeds" not in seen[0] and "--quick" in seen[0]
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_all_runs_table2_unless_skipped(tmp_path, monkeypatch, skip):
+    called = []
+
+    def fake(name):
+        def f(args):
+            called.append(name)
+            return [f"# {name} report"]
+        return f
+
+    monkeypatch.setattr(reproduce, "REGISTRY",
+                        {k: (fake(k), d) for k, (_f, d) in reproduce.REGISTRY.items()})
+    args = _ns(name="all", orders=None, out=str(tmp_path), quiet=True, no_table2=skip,
+               argv=["all"])
+    del args.orders_given
+    assert reproduce.run_cli(args) == 0
+    own = [n for n in reproduce.OWN if not (skip and n == "tvm-table2")]
+    assert called == own
+    index = (tmp_path / "README.md").read_text()
+    assert ("tvm_table2.md" in index) is not skip
+    for n in own:
+        assert f"({n.replace('-', '_')}.md)" in index
+
+
+def test_python_dash_m_fastbudget():
+    import os
+    r = subprocess.run([sys.executable, "-m", "fastbudget", "reproduce", "list"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 0, r.stderr
+    assert "tvm-table2" in r.stdout and "--no-table2" in r.stdout
+
+
+def test_figure3_quick_against_in_process(tmp_path):
+    run("reproduce", "tvm-figure3", "--quick", "--n-max", 800, "--sets", "Gauss", "--budgets",
+        "20,100", "--out", tmp_path, "-q")
+    text = (tmp_path / "tvm_figure3_quick.md").read_text()
+    row = _row(text, "### Gauss", "TVM B=100")
+    assert row[-2].startswith("[81.1;")           # the paper's Table 3 final point
+    assert _row(text, "### Gauss", "TVM B=20")[-2].startswith("[81.3;")
+    Xa, ya, Xb, yb = reproduce.load_set("Gauss", None, 800, 2000)
+    cps = sorted(set(int(c) for c in np.geomspace(100, len(ya), 8)))
+    kp = reproduce.kernel_params("Gauss", Xa.shape[1])
+    acc, curve, _ = reproduce.run_stream(reproduce._tvm(100, 100.0, kp), Xa, ya, Xb, yb, 1000,
+                                         chunk=5000, checkpoints=cps)
+    assert [float(v) for v in row[1:len(curve) + 1]] == pytest.approx(
+        [a for _, a in curve], abs=0.051)
+    assert float(row[-2].split(";")[1].rstrip("]")) == pytest.approx(curve[-1][1] - 81.1, abs=0.051)
