@@ -50,6 +50,8 @@ P_SSUM = 7  # sum of all twin weights
 P_TRIES = 8  # merge candidates tried before the new example is dropped
 N_TPAR = 10
 
+M2_TOL = 1e-9  # relative slack of the removal test |f(q)| > m2
+
 TwinState = namedtuple(
     "TwinState",
     ["Q", "s_pos", "s_neg", "s_tot", "coef", "fq", "side", "active", "nn_idx", "nn_d",
@@ -282,8 +284,11 @@ def _learn_one(st, tw, x, yi, wi, B):
                 if a > worst:
                     worst = a
                     k = j
-        if worst > _tw_par[P_M2]:
-            # a twin beyond the buffer zone leaves to make room
+        m2 = _tw_par[P_M2]
+        if worst > m2 + M2_TOL * max(1.0, m2):
+            # a twin beyond the buffer zone leaves to make room (beyond it by more than
+            # rounding: margin twins sit at |f| = 1 up to ~1e-13, and with m2 = m1 = 1, the
+            # paper's '[-1 1]' variant, they would otherwise leave at random)
             _tw_ist[T_REMOVED] += 1
             leave1 = k
         elif _tw_ist[T_STUCK]:
