@@ -10,6 +10,7 @@ from ..engine import state_decision
 _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
 _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
+_SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
 
 
 class SpanBudgetClassifier(BudgetClassifier):
@@ -46,9 +47,14 @@ class SpanBudgetClassifier(BudgetClassifier):
         As in scikit-learn, resolved on the first chunk (None = 'auto' = ``1/n_features``).
     degree : int, default=3
     coef0 : float, default=0.0
-    margin : float in [0, 1), default=0.0
+    margin : float in [0, 1], default=0.0
         An arrival updates the model when ``y f(x) <= margin``; 0 is the paper's "fails to
-        classify correctly".
+        classify correctly", 1 updates on every margin violation.
+    span_set : {'all', 'margin'}, default='all'
+        Support vectors the S-span is the maximum over: 'all' (margin vectors and error
+        vectors, the latter by their distance to the margin set's affine span) or 'margin'
+        (margin vectors only: Vapnik & Chapelle's span for non-separable data, the "slightly
+        modified expression" paper 002 Sec. 2 refers to).
 
     Attributes
     ----------
@@ -74,7 +80,7 @@ class SpanBudgetClassifier(BudgetClassifier):
     """
 
     def __init__(self, budget=50, policy="span", C=1.0, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, margin=0.0):
+                 coef0=0.0, margin=0.0, span_set="all"):
         self.budget = budget
         self.policy = policy
         self.C = C
@@ -83,6 +89,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         self.degree = degree
         self.coef0 = coef0
         self.margin = margin
+        self.span_set = span_set
 
     # ------------------------------------------------------------ protocol
     def _validate_params(self):
@@ -91,8 +98,10 @@ class SpanBudgetClassifier(BudgetClassifier):
         self._check_param("degree", self.degree, low=1, low_inclusive=True, integer=True)
         self._check_param("coef0", self.coef0)
         self._check_param("margin", self.margin, low=0.0, low_inclusive=True)
-        if self.margin >= 1.0:
-            raise ValueError(f"margin must be in [0, 1); got {self.margin!r}.")
+        if self.margin > 1.0:
+            raise ValueError(f"margin must be in [0, 1]; got {self.margin!r}.")
+        if not isinstance(self.span_set, str) or self.span_set not in _SPAN_SETS:
+            raise ValueError(f"span_set must be 'all' or 'margin'; got {self.span_set!r}.")
 
     def _structure(self):
         return (int(self.budget), self.kernel, self.degree, float(self.coef0))
@@ -122,7 +131,7 @@ class SpanBudgetClassifier(BudgetClassifier):
             ad.set_C(st, float(self.C))  # exact path to the new C
         policy = _POLICIES[self.policy]
         status, done = ks.span_learn(st, self._wk, X, y_pm, sample_weight, int(self.budget),
-                                     policy, float(self.margin))
+                                     policy, float(self.margin), _SPAN_SETS[self.span_set])
         if status != ad.OK:
             raise NumericalError(
                 f"Exact SVM update failed at row {done} of the chunk: "
@@ -219,7 +228,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         -------
         slots : ndarray of int64, the support vectors' slots (as ``support_``)
         span_sq : ndarray of float64, ``S_p^2`` for each (inf when undefined)
-        s_span_sq : float, their maximum (paper 002, eq. 1)
+        s_span_sq : float, their maximum over ``span_set`` (paper 002, eq. 1)
         """
         self._check_fitted()
         if not self._allocated:
@@ -227,7 +236,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         n = self._st.status.shape[0]
         out = np.empty(n)
         v = np.empty(n + 1)
-        worst = ks.span_sq(self._st, v, out)
+        worst = ks.span_sq(self._st, v, out, _SPAN_SETS[self.span_set])
         i = self._sv()
         return i, out[i].copy(), float(worst)
 
