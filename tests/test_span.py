@@ -241,3 +241,27 @@ def test_span_ahead_of_lru_on_static_gaussians():
                                            margin=1.0).fit(X, y)
                 acc[pol].append(clf.score(Xt, yt))
     assert np.mean(acc["span"]) > np.mean(acc["lru"]) + 0.02, acc
+
+
+@pytest.mark.parametrize("seed", [2, 10])
+def test_memory_never_exceeds_the_budget_on_drift(seed):
+    """A margin vector can sit at alpha = 0; it is not a support vector, and it must be the
+    one dropped to make room. Counting only status R as droppable let the memory grow past
+    budget + 1 slots and an arrival was written over a live slot (perf/reproduce_span.py,
+    drifting Gaussians, N = 5, LRU, these seeds): after every arrival the live slots are at
+    most ``budget`` and the model is the exact SVM on them."""
+    n = 400
+    X, y = make_drifting_gaussians(n, drift=(np.pi / 2) / n, random_state=1000 + seed)
+    clf = SpanBudgetClassifier(budget=5, policy="lru", C=1.0, gamma="auto", margin=1.0)
+    clf.partial_fit(X[:1], y[:1], classes=[-1, 1])
+    for i in range(1, n):
+        clf.partial_fit(X[i:i + 1], y[i:i + 1])
+        st = clf.engine_state_
+        assert np.count_nonzero(st.status != ad.FREE) <= 5, i
+    assert clf.kkt_residual() < 1e-8
+    live, Xm, ym, alpha = _memory(clf)
+    fit = ref.oracle_fit(Xm, ym, np.ones(live.size), 1.0, "rbf", 1.0 / 3)
+    Kx = ref.kernel_matrix(X[:50], Xm, "rbf", 1.0 / 3)
+    rel, b_ok = ref.compare_models(alpha, clf.intercept_[0], fit["alpha"], fit["b"], ym,
+                                   fit["K"], fit["cb"], Kx)
+    assert rel < 1e-6 and b_ok

@@ -9,6 +9,7 @@ from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, r
                       state_decision)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
+from .span import _restore, _snapshot
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _STAGES = {1: "unlearning the previous non-support vectors",
@@ -16,24 +17,6 @@ _STAGES = {1: "unlearning the previous non-support vectors",
 # a multiplier within this relative distance of a bound counts as at the bound when the
 # intercept is chosen (see kt_intercept)
 _BOUND_RTOL = 1e-9
-_LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
-
-
-def _snapshot(st):
-    """What a batch may change (the kernel rows it writes belong to slots that are free
-    again after a restore): per-slot vectors, scalars, the live block of R."""
-    m = int(st.ist[ad.I_NS]) + 1
-    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy()
-
-
-def _restore(st, snap):
-    vecs, Rlive = snap
-    for name, arr in vecs.items():
-        np.copyto(getattr(st, name), arr)
-    m = Rlive.shape[0]
-    st.R[:m, :m] = Rlive
-
-
 def _interleave(y_pm):
     """An order of the rows that alternates the two classes while both last."""
     pos = np.flatnonzero(y_pm > 0)

@@ -13,6 +13,24 @@ _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
 
 
+_LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
+
+
+def _snapshot(st):
+    """What a batch may change (the kernel rows it writes belong to slots that are free
+    again after a restore): per-slot vectors, scalars, the live block of R."""
+    m = int(st.ist[ad.I_NS]) + 1
+    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy()
+
+
+def _restore(st, snap):
+    vecs, Rlive = snap
+    for name, arr in vecs.items():
+        np.copyto(getattr(st, name), arr)
+    m = Rlive.shape[0]
+    st.R[:m, :m] = Rlive
+
+
 class SpanBudgetClassifier(BudgetClassifier):
     """Online kernel SVM on a fixed budget of support vectors, replaced by the S-span.
 
@@ -130,14 +148,25 @@ class SpanBudgetClassifier(BudgetClassifier):
         if float(self.C) != self.C_:
             ad.set_C(st, float(self.C))  # exact path to the new C
         policy = _POLICIES[self.policy]
-        status, done = ks.span_learn(st, self._wk, X, y_pm, sample_weight, int(self.budget),
-                                     policy, float(self.margin), _SPAN_SETS[self.span_set])
-        if status != ad.OK:
-            raise NumericalError(
-                f"Exact SVM update failed at row {done} of the chunk: "
-                f"{_MESSAGES.get(status, status)}. The model is unchanged (the chunk was not "
-                "learned). Near-duplicate examples with a very wide kernel are the usual "
-                "cause: lower gamma or C.")
+        wk = self._wk
+        snap = _snapshot(st)
+        age, cnt = wk.age.copy(), wk.cnt.copy()
+        for attempt in range(2):
+            status, done = ks.span_learn(st, wk, X, y_pm, sample_weight, int(self.budget),
+                                         policy, float(self.margin), _SPAN_SETS[self.span_set])
+            if status == ad.OK:
+                return
+            # undo the chunk (transactional), rebuild R from scratch and retry once
+            _restore(st, snap)
+            np.copyto(wk.age, age)
+            np.copyto(wk.cnt, cnt)
+            if attempt == 0:
+                ad.rebuild(st)
+        raise NumericalError(
+            f"Exact SVM update failed at row {done} of the chunk: "
+            f"{_MESSAGES.get(status, status)}; R was rebuilt and the chunk retried once. The "
+            "model is unchanged (the chunk was not learned). Near-duplicate examples with a "
+            "very wide kernel are the usual cause: lower gamma or C.")
 
     @property
     def C_(self):

@@ -32,7 +32,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, add,
+from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, STUCK, add,
                         add_batch,
                         check_drift, decision_point, place, refresh, remove, reweight,
                         transfer)
@@ -212,14 +212,17 @@ def _load(st, wk):
 # ---------------------------------------------------------------------------- the stream
 @njit(cache=True)
 def _evict_reserve(st, wk):
-    """Unlearn the oldest stored example whose multiplier is 0 (a reserve vector, not a
-    support vector). Exact and free: it does not shape the model."""
+    """Unlearn the oldest stored example whose multiplier is 0 (not a support vector: a
+    reserve vector, or a margin vector sitting at alpha = 0). Exact and free: it does not
+    shape the model. Returns STUCK when there is none (the caller's count was wrong)."""
     j_old = -1
     best_age = wk.cnt[C_SEEN] + 1
     for j in range(st.ist[I_HW]):
-        if st.status[j] == RESERVE and wk.age[j] < best_age:
+        if st.status[j] != FREE and st.alpha[j] == 0.0 and wk.age[j] < best_age:
             best_age = wk.age[j]
             j_old = j
+    if j_old < 0:
+        return STUCK
     wk.cnt[C_PRUNED] += 1
     return remove(st, j_old)
 
@@ -277,11 +280,21 @@ def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
             if s != OK:
                 return s
         c = _first_free(st)
+        if c < 0:
+            return STUCK
         s = add(st, c, x, yc, w)
         wk.age[c] = t
         wk.cnt[C_ADDED] += 1
         return s
+    if nlive > budget:
+        # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
+        # it so that the spare slot is free for the arrival
+        s = _evict_reserve(st, wk)
+        if s != OK:
+            return s
     c = _first_free(st)
+    if c < 0:
+        return STUCK
     if policy == POLICY_LRU:
         oldest = -1
         best_age = t + 1
