@@ -213,12 +213,13 @@ def _load(st, wk):
 @njit(cache=True)
 def _evict_reserve(st, wk):
     """Unlearn the oldest stored example whose multiplier is 0 (not a support vector: a
-    reserve vector, or a margin vector sitting at alpha = 0). Exact and free: it does not
+    reserve vector, or a margin vector sitting at alpha = 0, or at -1e-16 after round-off:
+    the same test ``alpha > 0`` that counts support vectors). Exact and free: it does not
     shape the model. Returns STUCK when there is none (the caller's count was wrong)."""
     j_old = -1
     best_age = wk.cnt[C_SEEN] + 1
     for j in range(st.ist[I_HW]):
-        if st.status[j] != FREE and st.alpha[j] == 0.0 and wk.age[j] < best_age:
+        if st.status[j] != FREE and st.alpha[j] <= 0.0 and wk.age[j] < best_age:
             best_age = wk.age[j]
             j_old = j
     if j_old < 0:
