@@ -9,10 +9,23 @@ from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, r
                       state_decision)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
+from .span import _restore, _snapshot
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _STAGES = {1: "unlearning the previous non-support vectors",
            2: "reweighting the previous support vectors", 3: "learning the new batch"}
+# a multiplier within this relative distance of a bound counts as at the bound when the
+# intercept is chosen (see kt_intercept)
+_BOUND_RTOL = 1e-9
+def _interleave(y_pm):
+    """An order of the rows that alternates the two classes while both last."""
+    pos = np.flatnonzero(y_pm > 0)
+    neg = np.flatnonzero(y_pm <= 0)
+    k = min(pos.size, neg.size)
+    head = np.empty(2 * k, dtype=np.int64)
+    head[0::2] = pos[:k]
+    head[1::2] = neg[:k]
+    return np.concatenate([head, pos[k:], neg[k:]])
 
 
 class SVIncrementalClassifier(BudgetClassifier):
@@ -36,6 +49,21 @@ class SVIncrementalClassifier(BudgetClassifier):
     (``#examples`` = size of the first batch); for more batches it is the reading that keeps
     "every support vector stands for a constant fraction of all examples" (Sec. 3.2).
     ``L=None`` keeps every example's own weight (plain SV-incremental).
+
+    Worked out for three batches of sizes n1, n2, n3 (unit weights, ``factor`` f):
+
+    - batch 1: the SVM on the n1 examples; s1 of them are support vectors;
+    - batch 2: those s1 support vectors get weight ``L2 = f n1 / s1`` (together f n1) and
+      the n2 new examples weight 1; the exact SVM on the s1 + n2 examples has s2 support
+      vectors, some old (weight L2), some new (weight 1);
+    - batch 3: *all* s2 support vectors -- old and new alike -- get ``L3 = f (n1 + n2) / s2``
+      (together f (n1 + n2)); an old support vector's weight goes from L2 to L3, not to
+      L2 * L3, and a batch-2 example that became a support vector goes from 1 to L3.
+
+    Non-unit sample weights count by their sum in ``n_seen_``. The paper only runs two
+    batches, where this is its rule; its words "the number of examples in the previous
+    batch" would instead give L3 = f n2 / s2, which lets the first batch fade (not what
+    "every support vector stands for a constant fraction of all examples" asks).
 
     The weighted solve is the exact incremental engine (Cauwenberghs & Poggio 2000): the
     non-support vectors of the previous step are unlearned (exact, they have alpha = 0), the
@@ -64,6 +92,17 @@ class SVIncrementalClassifier(BudgetClassifier):
     sample_weight_ : ndarray (n_SV,), current weights of the support vectors
     n_batches_ : int ; n_seen_ : float, total weight of the examples learned
     L_ : float or None, the weight given to the old support vectors at the last batch
+    n_retries_ : int, batches that were learned a second time with their classes
+        interleaved after the engine failed on the given order (the result is the same
+        exact SVM)
+
+    Notes
+    -----
+    With a tiny C every multiplier can sit at its bound; then the KT conditions leave the
+    bias free in an interval and the engine holds one end of it. Predictions and
+    ``intercept_`` use the midpoint of that interval, as LIBSVM does, so that
+    ``decision_function`` agrees with ``SVC(C=C)`` there as well (any point of the interval
+    is optimal for the same multipliers).
 
     Examples
     --------
@@ -113,6 +152,7 @@ class SVIncrementalClassifier(BudgetClassifier):
         self.n_batches_ = 0
         self.n_seen_ = 0.0
         self.L_ = None
+        self.n_retries_ = 0
 
     def _allocate(self, X):
         self.gamma_ = resolve_gamma(self.gamma, X)
@@ -146,21 +186,44 @@ class SVIncrementalClassifier(BudgetClassifier):
         reweight = factor is not None and n_sv > 0
         L_w = factor * self.n_seen_ / n_sv if reweight else 0.0
         slots = np.empty(X.shape[0], dtype=np.int64)
+        snap = _snapshot(st)
         status, stage = ks.sv_incremental_batch(st, X, y_pm, sample_weight, reweight, L_w,
                                                 self._buf_i, self._buf_w, slots)
         if status != ad.OK:
-            raise NumericalError(
-                f"Exact SVM update failed while {_STAGES.get(stage, stage)}: "
-                f"{_MESSAGES.get(status, status)}. The model is unchanged. Near-duplicate "
-                "examples with a very wide kernel are the usual cause: lower gamma or C.")
+            # The exact solution does not depend on the order the batch is learned in, but
+            # the engine's path can: a long run of one class first leaves every example of
+            # that class tied at the margin, and the first example of the other class can
+            # then cycle (/work/repro/rueping_one_class_prefix.py). Undo, rebuild R and
+            # learn the batch once more with the classes interleaved.
+            _restore(st, snap)
+            ad.rebuild(st)
+            order = _interleave(y_pm)
+            status, stage = ks.sv_incremental_batch(
+                st, np.ascontiguousarray(X[order]), np.ascontiguousarray(y_pm[order]),
+                np.ascontiguousarray(sample_weight[order]), reweight, L_w, self._buf_i,
+                self._buf_w, slots)
+            if status != ad.OK:
+                _restore(st, snap)
+                raise NumericalError(
+                    f"Exact SVM update failed while {_STAGES.get(stage, stage)}: "
+                    f"{_MESSAGES.get(status, status)} (also with the batch's classes "
+                    "interleaved, after rebuilding R). The model is unchanged. Near-duplicate "
+                    "examples with a very wide kernel are the usual cause: lower gamma or C.")
+            self.n_retries_ = int(getattr(self, "n_retries_", 0)) + 1
         self.L_ = L_w if reweight else None
         self.n_seen_ = float(self.n_seen_ + sample_weight.sum())
         self.n_batches_ = int(self.n_batches_ + 1)
 
+    def _b_shift(self):
+        """LIBSVM's intercept minus the engine's (stored units / mu); 0 unless every
+        multiplier sits at a bound (see :func:`fastbudget.kernels.span.kt_intercept`)."""
+        st = self._st
+        return (ks.kt_intercept(st, _BOUND_RTOL) - st.fs[ad.F_B]) / st.fs[ad.F_MU]
+
     def _decision(self, X):
         if not self._allocated:
             return np.zeros(X.shape[0])
-        return state_decision(self._st, X)
+        return state_decision(self._st, X) + self._b_shift()
 
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn a batch of one example (the previous support vectors are reweighted first,
@@ -201,7 +264,7 @@ class SVIncrementalClassifier(BudgetClassifier):
         self._check_fitted()
         if not self._allocated:
             return np.zeros(1)
-        return np.array([self._st.fs[ad.F_B] / self._st.fs[ad.F_MU]])
+        return np.array([self._st.fs[ad.F_B] / self._st.fs[ad.F_MU] + self._b_shift()])
 
     @property
     def n_support_(self):

@@ -10,6 +10,25 @@ from ..engine import state_decision
 _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
 _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
+_SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
+
+
+_LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
+
+
+def _snapshot(st):
+    """What a batch may change (the kernel rows it writes belong to slots that are free
+    again after a restore): per-slot vectors, scalars, the live block of R."""
+    m = int(st.ist[ad.I_NS]) + 1
+    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy()
+
+
+def _restore(st, snap):
+    vecs, Rlive = snap
+    for name, arr in vecs.items():
+        np.copyto(getattr(st, name), arr)
+    m = Rlive.shape[0]
+    st.R[:m, :m] = Rlive
 
 
 class SpanBudgetClassifier(BudgetClassifier):
@@ -46,9 +65,14 @@ class SpanBudgetClassifier(BudgetClassifier):
         As in scikit-learn, resolved on the first chunk (None = 'auto' = ``1/n_features``).
     degree : int, default=3
     coef0 : float, default=0.0
-    margin : float in [0, 1), default=0.0
+    margin : float in [0, 1], default=0.0
         An arrival updates the model when ``y f(x) <= margin``; 0 is the paper's "fails to
-        classify correctly".
+        classify correctly", 1 updates on every margin violation.
+    span_set : {'all', 'margin'}, default='all'
+        Support vectors the S-span is the maximum over: 'all' (margin vectors and error
+        vectors, the latter by their distance to the margin set's affine span) or 'margin'
+        (margin vectors only: Vapnik & Chapelle's span for non-separable data, the "slightly
+        modified expression" paper 002 Sec. 2 refers to).
 
     Attributes
     ----------
@@ -74,7 +98,7 @@ class SpanBudgetClassifier(BudgetClassifier):
     """
 
     def __init__(self, budget=50, policy="span", C=1.0, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, margin=0.0):
+                 coef0=0.0, margin=0.0, span_set="all"):
         self.budget = budget
         self.policy = policy
         self.C = C
@@ -83,6 +107,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         self.degree = degree
         self.coef0 = coef0
         self.margin = margin
+        self.span_set = span_set
 
     # ------------------------------------------------------------ protocol
     def _validate_params(self):
@@ -91,8 +116,10 @@ class SpanBudgetClassifier(BudgetClassifier):
         self._check_param("degree", self.degree, low=1, low_inclusive=True, integer=True)
         self._check_param("coef0", self.coef0)
         self._check_param("margin", self.margin, low=0.0, low_inclusive=True)
-        if self.margin >= 1.0:
-            raise ValueError(f"margin must be in [0, 1); got {self.margin!r}.")
+        if self.margin > 1.0:
+            raise ValueError(f"margin must be in [0, 1]; got {self.margin!r}.")
+        if not isinstance(self.span_set, str) or self.span_set not in _SPAN_SETS:
+            raise ValueError(f"span_set must be 'all' or 'margin'; got {self.span_set!r}.")
 
     def _structure(self):
         return (int(self.budget), self.kernel, self.degree, float(self.coef0))
@@ -121,14 +148,25 @@ class SpanBudgetClassifier(BudgetClassifier):
         if float(self.C) != self.C_:
             ad.set_C(st, float(self.C))  # exact path to the new C
         policy = _POLICIES[self.policy]
-        status, done = ks.span_learn(st, self._wk, X, y_pm, sample_weight, int(self.budget),
-                                     policy, float(self.margin))
-        if status != ad.OK:
-            raise NumericalError(
-                f"Exact SVM update failed at row {done} of the chunk: "
-                f"{_MESSAGES.get(status, status)}. The model is unchanged (the chunk was not "
-                "learned). Near-duplicate examples with a very wide kernel are the usual "
-                "cause: lower gamma or C.")
+        wk = self._wk
+        snap = _snapshot(st)
+        age, cnt = wk.age.copy(), wk.cnt.copy()
+        for attempt in range(2):
+            status, done = ks.span_learn(st, wk, X, y_pm, sample_weight, int(self.budget),
+                                         policy, float(self.margin), _SPAN_SETS[self.span_set])
+            if status == ad.OK:
+                return
+            # undo the chunk (transactional), rebuild R from scratch and retry once
+            _restore(st, snap)
+            np.copyto(wk.age, age)
+            np.copyto(wk.cnt, cnt)
+            if attempt == 0:
+                ad.rebuild(st)
+        raise NumericalError(
+            f"Exact SVM update failed at row {done} of the chunk: "
+            f"{_MESSAGES.get(status, status)}; R was rebuilt and the chunk retried once. The "
+            "model is unchanged (the chunk was not learned). Near-duplicate examples with a "
+            "very wide kernel are the usual cause: lower gamma or C.")
 
     @property
     def C_(self):
@@ -219,7 +257,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         -------
         slots : ndarray of int64, the support vectors' slots (as ``support_``)
         span_sq : ndarray of float64, ``S_p^2`` for each (inf when undefined)
-        s_span_sq : float, their maximum (paper 002, eq. 1)
+        s_span_sq : float, their maximum over ``span_set`` (paper 002, eq. 1)
         """
         self._check_fitted()
         if not self._allocated:
@@ -227,7 +265,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         n = self._st.status.shape[0]
         out = np.empty(n)
         v = np.empty(n + 1)
-        worst = ks.span_sq(self._st, v, out)
+        worst = ks.span_sq(self._st, v, out, _SPAN_SETS[self.span_set])
         i = self._sv()
         return i, out[i].copy(), float(worst)
 

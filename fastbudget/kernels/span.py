@@ -32,12 +32,17 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .adiabatic import (ERROR, F_MU, FREE, I_HW, I_NS, OK, RESERVE, add, add_batch,
+from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, STUCK, add,
+                        add_batch,
                         check_drift, decision_point, place, refresh, remove, reweight,
                         transfer)
 
 POLICY_SPAN = 0
 POLICY_LRU = 1
+
+# which support vectors the S-span is the maximum over
+SPAN_ALL = 0  # margin vectors (1/R_pp) and error vectors (distance to the margin set's span)
+SPAN_MARGIN = 1  # margin vectors only (Vapnik & Chapelle's non-separable case)
 
 # indices into SpanWork.cnt
 C_SEEN = 0  # examples seen (also the arrival clock of ``age``)
@@ -114,7 +119,7 @@ def affine_distance_sq(st, c, v):
 
 
 @njit(cache=True)
-def span_sq(st, v, out):
+def span_sq(st, v, out, span_set):
     """Squared spans of every support vector and the squared S-span (paper 002, eq. 1).
 
     Parameters
@@ -123,12 +128,16 @@ def span_sq(st, v, out):
     v : ndarray (n+1,) float64, scratch (modified in place)
     out : ndarray (n,) float64, modified in place: ``out[i] = S_i^2`` for slots with
         ``alpha_i > 0`` (margin and error vectors), -1 elsewhere (first ``hw`` entries).
+        Error vectors' spans are always written.
+    span_set : int, ``SPAN_ALL`` (the maximum runs over margin and error vectors) or
+        ``SPAN_MARGIN`` (over margin vectors only: Vapnik & Chapelle's non-separable span,
+        where error vectors count as leave-one-out errors and have no span).
 
     Returns
     -------
     float
-        ``max_i S_i^2`` over the support vectors (``+inf`` when a span is undefined, 0
-        when there is no support vector).
+        ``max S_i^2`` over the support vectors of ``span_set`` (``+inf`` when a span is
+        undefined, 0 when there is none).
     """
     hw = st.ist[I_HW]
     nS = st.ist[I_NS]
@@ -146,7 +155,7 @@ def span_sq(st, v, out):
         if st.status[i] == ERROR and st.alpha[i] > 0.0:
             s = affine_distance_sq(st, i, v)
             out[i] = s
-            if s > worst:
+            if s > worst and span_set == SPAN_ALL:
                 worst = s
     return worst
 
@@ -203,14 +212,18 @@ def _load(st, wk):
 # ---------------------------------------------------------------------------- the stream
 @njit(cache=True)
 def _evict_reserve(st, wk):
-    """Unlearn the oldest stored example whose multiplier is 0 (a reserve vector, not a
-    support vector). Exact and free: it does not shape the model."""
+    """Unlearn the oldest stored example whose multiplier is 0 (not a support vector: a
+    reserve vector, or a margin vector sitting at alpha = 0, or at -1e-16 after round-off:
+    the same test ``alpha > 0`` that counts support vectors). Exact and free: it does not
+    shape the model. Returns STUCK when there is none (the caller's count was wrong)."""
     j_old = -1
     best_age = wk.cnt[C_SEEN] + 1
     for j in range(st.ist[I_HW]):
-        if st.status[j] == RESERVE and wk.age[j] < best_age:
+        if st.status[j] != FREE and st.alpha[j] <= 0.0 and wk.age[j] < best_age:
             best_age = wk.age[j]
             j_old = j
+    if j_old < 0:
+        return STUCK
     wk.cnt[C_PRUNED] += 1
     return remove(st, j_old)
 
@@ -224,7 +237,7 @@ def _first_free(st):
 
 
 @njit(cache=True)
-def span_step(st, wk, x, yc, w, budget, policy, margin):
+def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
     """Process one arrival (paper 002, steps 1-7). State and work modified in place.
 
     Parameters
@@ -237,6 +250,7 @@ def span_step(st, wk, x, yc, w, budget, policy, margin):
     budget : int, most support vectors held (N)
     policy : int, POLICY_SPAN or POLICY_LRU
     margin : float, the arrival updates the model when ``y f(x) <= margin`` (0: misclassified)
+    span_set : int, SPAN_ALL or SPAN_MARGIN (see ``span_sq``)
 
     Returns
     -------
@@ -267,11 +281,21 @@ def span_step(st, wk, x, yc, w, budget, policy, margin):
             if s != OK:
                 return s
         c = _first_free(st)
+        if c < 0:
+            return STUCK
         s = add(st, c, x, yc, w)
         wk.age[c] = t
         wk.cnt[C_ADDED] += 1
         return s
+    if nlive > budget:
+        # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
+        # it so that the spare slot is free for the arrival
+        s = _evict_reserve(st, wk)
+        if s != OK:
+            return s
     c = _first_free(st)
+    if c < 0:
+        return STUCK
     if policy == POLICY_LRU:
         oldest = -1
         best_age = t + 1
@@ -287,7 +311,7 @@ def span_step(st, wk, x, yc, w, budget, policy, margin):
         wk.cnt[C_SWAP] += 1
         return s
     # ---- S-span policy: step 3, S_old
-    s_old = span_sq(st, wk.v, wk.spans)
+    s_old = span_sq(st, wk.v, wk.spans, span_set)
     place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
     _save(st, wk)
     hw = st.ist[I_HW]
@@ -302,7 +326,7 @@ def span_step(st, wk, x, yc, w, budget, policy, margin):
         wk.src[0] = i
         s = transfer(st, 1, wk.src, wk.dst, wk.wdst, st.fs[F_MU])
         if s == OK:
-            sp = span_sq(st, wk.v, wk.spans)
+            sp = span_sq(st, wk.v, wk.spans, span_set)
             if sp < best:
                 best = sp
                 best_i = i
@@ -321,7 +345,7 @@ def span_step(st, wk, x, yc, w, budget, policy, margin):
 
 
 @njit(cache=True)
-def span_learn(st, wk, X, yv, w, budget, policy, margin):
+def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set):
     """Learn the rows of ``X`` in stream order (one compiled call per chunk).
 
     Returns (status, i): ``i`` rows processed (the failing row on error). State and work
@@ -329,7 +353,7 @@ def span_learn(st, wk, X, yv, w, budget, policy, margin):
     """
     n = X.shape[0]
     for i in range(n):
-        s = span_step(st, wk, X[i], yv[i], w[i], budget, policy, margin)
+        s = span_step(st, wk, X[i], yv[i], w[i], budget, policy, margin, span_set)
         if s != OK:
             return s, i
     return OK, n
@@ -379,3 +403,57 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
     if s != OK:
         return s, 3
     return OK, 0
+
+
+@njit(cache=True)
+def kt_intercept(st, rtol):
+    """The bias LIBSVM would report for the solution held in ``st`` (stored units).
+
+    When some multiplier is strictly inside its box (``rtol * cb < alpha < (1 - rtol) * cb``)
+    the KT conditions fix b and the engine's ``fs[F_B]`` is returned. Otherwise every
+    multiplier sits at a bound, b is any point of the interval ``[lo, hi]`` allowed by the
+    KT conditions (y_i f(x_i) >= mu at alpha_i = 0, <= mu at alpha_i = cb_i), and the
+    engine's b is one end of it; like LIBSVM (``Solver::calculate_rho``) this returns the
+    midpoint. Every b of the interval is optimal for the same multipliers, so the model stays
+    the exact SVM. Slots of zero bound carry no constraint. Reads ``st`` only (``st.gam`` and
+    ``st.wv`` are scratch); the engine's b is unchanged, returns the engine's b as well
+    when one side of the interval is empty.
+    """
+    hw = st.ist[I_HW]
+    mu = st.fs[F_MU]
+    for i in range(hw):
+        if st.status[i] == MARGIN:
+            a = st.alpha[i]
+            cb = st.cb[i]
+            if a > rtol * cb and a < (1.0 - rtol) * cb:
+                return st.fs[F_B]
+    # f0 = sum_j alpha_j y_j K_ij without b
+    f0 = st.gam
+    for i in range(hw):
+        f0[i] = 0.0
+    for j in range(hw):
+        if st.status[j] != FREE and st.alpha[j] != 0.0:
+            aj = st.alpha[j] * st.y[j]
+            for i in range(hw):
+                f0[i] += aj * st.K[j, i]
+    lo = -np.inf
+    hi = np.inf
+    for i in range(hw):
+        si = st.status[i]
+        if si != MARGIN and si != ERROR and si != RESERVE:
+            continue
+        cb = st.cb[i]
+        if cb <= 0.0:
+            continue
+        at_upper = st.alpha[i] >= (1.0 - rtol) * cb
+        edge = st.y[i] * mu - f0[i]  # the b at which y_i f(x_i) = mu
+        # y_i = +1: b >= edge at alpha = 0, b <= edge at alpha = cb; y_i = -1 the reverse
+        if (st.y[i] > 0.0) != at_upper:
+            if edge > lo:
+                lo = edge
+        else:
+            if edge < hi:
+                hi = edge
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+        return st.fs[F_B]
+    return 0.5 * (lo + hi)
