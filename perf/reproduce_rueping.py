@@ -189,8 +189,8 @@ def main():
             kernel, gamma, prand, psort, pdim = UCI[name]
             if name in SLOW and not os.environ.get("FASTBUDGET_SLOW"):
                 lines.append(f"| {name} | not run (set FASTBUDGET_SLOW=1: 10 folds x 9 batches of "
-                             "~810 examples through the exact engine take over an hour on the "
-                             "shared machine; see the notes) |")
+                             "~810 examples through the exact engine take about 13 minutes on "
+                             "the shared machine; see the notes) |")
                 continue
             try:
                 r = uci(name, kernel, gamma, order, Lset)

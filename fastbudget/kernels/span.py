@@ -415,9 +415,9 @@ def kt_intercept(st, rtol):
     KT conditions (y_i f(x_i) >= mu at alpha_i = 0, <= mu at alpha_i = cb_i), and the
     engine's b is one end of it; like LIBSVM (``Solver::calculate_rho``) this returns the
     midpoint. Every b of the interval is optimal for the same multipliers, so the model stays
-    the exact SVM. Slots of zero bound carry no constraint. Reads ``st`` only (``st.gam`` and
-    ``st.wv`` are scratch); the engine's b is unchanged, returns the engine's b as well
-    when one side of the interval is empty.
+    the exact SVM. Slots of zero bound carry no constraint. Reads ``st`` only (it may be a
+    read-only loaded model); allocates one (hw,) array, once per call (a prediction, not a
+    per-example loop). Returns the engine's b as well when one side of the interval is empty.
     """
     hw = st.ist[I_HW]
     mu = st.fs[F_MU]
@@ -428,9 +428,7 @@ def kt_intercept(st, rtol):
             if a > rtol * cb and a < (1.0 - rtol) * cb:
                 return st.fs[F_B]
     # f0 = sum_j alpha_j y_j K_ij without b
-    f0 = st.gam
-    for i in range(hw):
-        f0[i] = 0.0
+    f0 = np.zeros(hw)
     for j in range(hw):
         if st.status[j] != FREE and st.alpha[j] != 0.0:
             aj = st.alpha[j] * st.y[j]
