@@ -19,7 +19,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from fastbudget.engine import CapacityError, IncrementalEngine
+from fastbudget.engine import CapacityError, IncrementalEngine, NumericalError
 from fastbudget.kernels import adiabatic as ad
 from reference import svm_reference as ref
 
@@ -585,3 +585,23 @@ def test_unlearning_the_last_example_of_a_class():
     for s in eng.live():
         eng.remove(s)
     assert eng.n_live == 0
+
+
+@pytest.mark.xfail(strict=True, raises=NumericalError,
+                   reason="known engine bug (session 2): after a run of one class every held "
+                          "vector sits at g = 0 with S empty; the first opposite label cycles "
+                          "between tied bookkeeping events. Found by paper 004's Sec. 4.1 "
+                          "batches (perf/reproduce_rueping.py retries such a batch interleaved)")
+def test_one_class_prefix_then_the_other_label():
+    """4 positives (all tied at the margin, S empty) and then one negative: the exact SVM on
+    5 points, which scikit-learn solves and our engine solves in another order."""
+    X = np.array([[3.0409191213851825, -1.5556650313141818],
+                  [-1.8281623068437627, 2.02130681750008],
+                  [-1.158005380126208, 0.5019601552486966],
+                  [-0.24909700909554267, -0.730013451272522],
+                  [-1.317155644017355, -0.7067663041997754]])
+    y = np.array([1, 1, 1, 1, -1])
+    eng = IncrementalEngine(8, 2, C=1.0, kernel="linear")
+    for i in range(5):
+        eng.add(X[i], y[i])
+    assert eng.kkt_residual() <= 1e-9
