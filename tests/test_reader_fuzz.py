@@ -77,3 +77,14 @@ def test_valid_rows_are_read_exactly(tmp_path):
     assert n == 2
     X = np.vstack([c[0] for c in read_libsvm(str(path), n_features=3)])
     assert np.array_equal(X, [[0.5, 0, 2], [0, 1e-3, 0]])
+
+
+@pytest.mark.parametrize("text,reader", [("nan,1\n", "csv"), ("1,inf\n", "csv"),
+                                         ("1 1:nan\n", "libsvm"), ("nan 1:1\n", "libsvm")])
+def test_non_finite_tokens_are_refused_with_their_line(tmp_path, text, reader):
+    """Found by the CSV fuzz test: Python's float parses 'nan' and 'inf'."""
+    path = tmp_path / ("f." + reader)
+    path.write_text("1,2\n" + text if reader == "csv" else "1 1:2\n" + text)
+    read = read_csv if reader == "csv" else read_libsvm
+    with pytest.raises(ValueError, match="line 2: .* is not a finite number"):
+        list(read(str(path), chunk_size=1))

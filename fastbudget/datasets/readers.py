@@ -15,6 +15,8 @@ import itertools
 import numbers
 import os
 
+import math
+
 import numpy as np
 
 from ..kernels import readers as _k
@@ -62,11 +64,13 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
             if b"_" in tok:
                 raise ValueError
             v = float(tok)
+            if not math.isfinite(v):  # 'nan', 'inf': no learner accepts them
+                raise ValueError
         except ValueError:
             what = "label" if c < 0 else f"value in feature column {c}"
             raise ValueError(
                 f"{name}, line {line_base + ln + 1}: {what} "
-                f"{tok.decode('utf-8', 'replace')!r} is not a number."
+                f"{tok.decode('utf-8', 'replace')!r} is not a finite number."
             ) from None
         if c < 0:
             y[r] = v
