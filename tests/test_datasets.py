@@ -356,9 +356,19 @@ _float_tokens = st.one_of(
     st.tuples(st.integers(-10**20, 10**20), st.integers(-30, 30)).map(lambda t: f"{t[0]}e{t[1]}"),
     st.tuples(st.integers(0, 10**12), st.integers(0, 10**9), st.sampled_from(["", "-", "+"]))
     .map(lambda t: f"{t[2]}{t[0]}.{t[1]:09d}"),
-    st.sampled_from(["nan", "inf", "-inf", "+.5", "5.", "-0", "1E5", "0.000", "1e-400", "1e400",
+    st.sampled_from(["+.5", "5.", "-0", "1E5", "0.000", "1e-400",
                      "00012", "-0.0e+0", "123456789012345678901234567890"]),
 )
+
+
+@pytest.mark.parametrize("tok", ["nan", "inf", "-inf", "1e400"])
+def test_non_finite_numbers_are_refused(tok):
+    """Python's float parses these; a stream learner cannot use them, so the readers say
+    where they are (the estimators would only say that X contains NaN or infinity)."""
+    with pytest.raises(ValueError, match=f"line 1: value in feature column 0 '{tok}' is not a finite"):
+        collect(read_csv(io.BytesIO(f"{tok},1\n".encode()), header=False))
+    with pytest.raises(ValueError, match=f"line 1: value in feature column 0 '{tok}' is not a finite"):
+        collect(read_libsvm(io.BytesIO(f"1 1:{tok}\n".encode())))
 
 
 @settings(max_examples=60, deadline=None)

@@ -64,14 +64,15 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
             if b"_" in tok:
                 raise ValueError
             v = float(tok)
-            if not math.isfinite(v):  # 'nan', 'inf': no learner accepts them
-                raise ValueError
         except ValueError:
+            v = None
+        if v is None or not math.isfinite(v):  # 'nan', 'inf', '1e400': no learner takes them
             what = "label" if c < 0 else f"value in feature column {c}"
+            kind = "a number" if v is None else "a finite number"
             raise ValueError(
                 f"{name}, line {line_base + ln + 1}: {what} "
-                f"{tok.decode('utf-8', 'replace')!r} is not a finite number."
-            ) from None
+                f"{tok.decode('utf-8', 'replace')!r} is not {kind}."
+            )
         if c < 0:
             y[r] = v
         else:
