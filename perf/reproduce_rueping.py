@@ -75,17 +75,24 @@ def encode(name, X):
 SLOW = {"mushrooms"}
 
 
+def sec41_draw(r, n, swap):
+    """Paper 004 Sec. 4.1: n/2 positives around (1, 1), then n/2 negatives around (-1, -1),
+    unit normal noise drawn from the Generator ``r``; ``swap`` flips the second coordinate of
+    the centres (the concept change). Returns (X, y). tests/test_rueping.py uses it too."""
+    yy = np.repeat([1, -1], n // 2)
+    c = np.where(yy[:, None] > 0, [1.0, 1.0], [-1.0, -1.0])
+    if swap:
+        c[:, 1] *= -1
+    return c + r.normal(size=(n, 2)), yy
+
+
 def artificial(change, Cs, reps):
     out = {C: np.zeros((reps, 4)) for C in Cs}
     for rep in range(reps):
         r = np.random.default_rng(rep)
 
         def draw(n, swap):
-            yy = np.repeat([1, -1], n // 2)
-            c = np.where(yy[:, None] > 0, [1.0, 1.0], [-1.0, -1.0])
-            if swap:
-                c[:, 1] *= -1
-            return c + r.normal(size=(n, 2)), yy
+            return sec41_draw(r, n, swap)
 
         X1, y1 = draw(100, False)
         X2, y2 = draw(100, change)

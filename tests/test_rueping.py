@@ -1,6 +1,8 @@
 """SVIncrementalClassifier (paper 004): every batch solve is the exact weighted SVM on the old
 support vectors (weighted as documented) plus the batch; weights over several batches;
 persistence; errors; Sec. 4.1 concept-change behaviour."""
+import importlib.util
+import pathlib
 import pickle
 
 import numpy as np
@@ -11,6 +13,13 @@ from fastbudget.estimators.rueping import SVIncrementalClassifier
 
 from _helpers import assert_same_state, model_state
 from reference import svm_reference as ref
+
+# the Sec. 4.1 data exactly as the reproduction (perf/reproduce_rueping.py) draws it
+_spec = importlib.util.spec_from_file_location(
+    "reproduce_rueping", pathlib.Path(__file__).resolve().parents[1] / "perf" / "reproduce_rueping.py")
+_repro = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_repro)
+sec41_draw = _repro.sec41_draw
 
 
 def _reference_run(batches, C, L, kernel, gamma):
@@ -85,11 +94,7 @@ def test_concept_change_sv_l_beats_sv_incremental():
         r = np.random.default_rng(rep)
 
         def draw(n, swap):
-            yy = np.repeat([1, -1], n // 2)
-            c = np.where(yy[:, None] > 0, [1.0, 1.0], [-1.0, -1.0])
-            if swap:
-                c[:, 1] *= -1
-            return c + r.normal(size=(n, 2)), yy
+            return sec41_draw(r, n, swap)
 
         X1, y1 = draw(100, False)
         X2, y2 = draw(100, True)
@@ -132,17 +137,9 @@ def _sec41_batches(rep, change=False):
     """Paper 004 Sec. 4.1 data as the reproduction draws it: two training subsets of 100
     (50 positives, then 50 negatives) and a test set of 100."""
     r = np.random.default_rng(rep)
-
-    def draw(n, swap):
-        yy = np.repeat([1, -1], n // 2)
-        c = np.where(yy[:, None] > 0, [1.0, 1.0], [-1.0, -1.0])
-        if swap:
-            c[:, 1] *= -1
-        return c + r.normal(size=(n, 2)), yy
-
-    X1, y1 = draw(100, False)
-    X2, y2 = draw(100, change)
-    Xt, yt = draw(100, False)
+    X1, y1 = sec41_draw(r, 100, False)
+    X2, y2 = sec41_draw(r, 100, change)
+    Xt, yt = sec41_draw(r, 100, False)
     return X1, y1, X2, y2, Xt, yt
 
 
