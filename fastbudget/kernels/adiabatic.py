@@ -462,7 +462,7 @@ def run_path(st, mode, c):
                 gam[i] = y[i] * gam[i] - dmu
         # -------- largest step before the first bookkeeping event (Sec. 2.3)
         ev_kind = 0  # 0 none, 1 end of path, 2 S->R, 3 S->E, 4 E/R->S, 5 c->S
-        ev_idx = -1
+        ev_idx = np.int64(-1)
         if bonly:
             dt = np.inf
         else:
@@ -595,7 +595,9 @@ def run_path(st, mode, c):
                 alpha[c] = 0.0
                 status[c] = RESERVE
                 return OK
-            if _s_add(st, c):
+            # (np.int64: c is a literal -1 in BOUNDS paths, which would compile a second
+            # _s_add; this branch is not reached there)
+            if _s_add(st, np.int64(c)):
                 status[c] = MARGIN
                 return OK
             # c is linearly dependent on S: its margin cannot move, so its multiplier
@@ -804,7 +806,7 @@ def place(st, c, x, yc):
     # the row
     paired = _st_ist[I_PAIRED] != 0
     rows = _st_sparse
-    n_rows = 0
+    n_rows = np.int64(0)
     for j in range(hw):
         if _st_status[j] != FREE or j == c:
             if not (paired and (j & 1) == 1 and j - 1 != c and _st_status[j - 1] != FREE):

@@ -277,7 +277,7 @@ def sorted_pairs(mode, code, kpar, Q, s, side, one_sided, active, keys, idx, tmp
     allocation (in-place heapsort). Used only when every cached candidate pair failed the
     rejection test."""
     n = active.shape[0]
-    m = 0
+    m = np.int64(0)
     for i in range(n):
         if not active[i]:
             continue
@@ -292,7 +292,7 @@ def sorted_pairs(mode, code, kpar, Q, s, side, one_sided, active, keys, idx, tmp
     for end in range(m - 1, 0, -1):
         keys[0], keys[end] = keys[end], keys[0]
         idx[0], idx[end] = idx[end], idx[0]
-        _sift(keys, idx, 0, end)
+        _sift(keys, idx, np.int64(0), end)
     return m
 
 
