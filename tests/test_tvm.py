@@ -254,3 +254,75 @@ def test_m2_equal_to_m1_is_the_papers_no_buffer_variant():
     assert clf.score(Xt, yt) > ref.score(Xt, yt) - 0.03
     f = clf.decision_function(clf.twin_vectors_)
     assert np.sum(np.isclose(np.abs(f), 1.0, rtol=0, atol=1e-9)) >= 5
+
+
+# ------------------------------------------------------------------ transactions
+def _tvm_state(clf):
+    return {k: np.array(v, copy=True) for k, v in clf._get_state().items()
+            if isinstance(v, np.ndarray)}
+
+
+def test_numerical_failure_rolls_back_bit_identical_then_retries(monkeypatch):
+    """A failing compiled update (state half-changed) is undone from the undo buffer: the
+    retry starts from the state before the call; a second failure raises NumericalError
+    with every state array bit-identical to before."""
+    X, y = board(3000, 0.15, 7)
+    clf = TVMClassifier(budget=30, gamma=1 / (2 * 0.37)).fit(X[:1000], y[:1000])
+    before = _tvm_state(clf)
+    real = ktvm.tvm_partial_fit
+    calls = []
+
+    def failing(st, tw, Xc, yc, wc, B):
+        calls.append(np.array(st.alpha, copy=True))
+        real(st, tw, Xc[:500], yc[:500], wc[:500], B)   # state really changes
+        return ad.SINGULAR, 499
+
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", failing)
+    with pytest.raises(Exception, match="The model is unchanged"):
+        clf.partial_fit(X[1000:], y[1000:])
+    assert len(calls) == 2
+    # the retry started from the state before the call (R rebuilt, which polishes alpha_S
+    # by one Newton step), not from the half-updated one
+    np.testing.assert_allclose(calls[1], before["engine_alpha"], rtol=1e-9, atol=1e-9)
+    assert np.abs(clf.engine_state_.alpha - before["engine_alpha"]).max() == 0.0
+    after = _tvm_state(clf)
+    assert after.keys() == before.keys()
+    for k in before:
+        assert np.array_equal(after[k].view(np.uint8), before[k].view(np.uint8)), k
+    # a failure on the first try only: the chunk is learned from the rolled-back state
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", real)
+    ref_clf = TVMClassifier(budget=30, gamma=1 / (2 * 0.37)).fit(X[:1000], y[:1000])
+    first = []
+
+    def fail_once(st, tw, Xc, yc, wc, B):
+        if not first:
+            first.append(1)
+            real(st, tw, Xc[:500], yc[:500], wc[:500], B)
+            return ad.SINGULAR, 499
+        return real(st, tw, Xc, yc, wc, B)
+
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", fail_once)
+    clf.partial_fit(X[1000:], y[1000:])
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", real)
+    ref_clf.partial_fit(X[1000:], y[1000:])
+    Xt, _ = board(500, 0.0, 8)
+    np.testing.assert_allclose(clf.decision_function(Xt), ref_clf.decision_function(Xt),
+                               rtol=1e-8, atol=1e-8)   # same model, R rebuilt once
+
+
+def test_learn_one_allocates_no_state_copy():
+    """The rollback snapshot is a buffer allocated once: a learn_one call allocates far less
+    than the model's state (it used to copy the whole state three times per call)."""
+    import tracemalloc
+    X, y = board(3000, 0.15, 9)
+    clf = TVMClassifier(budget=100, gamma=1 / (2 * 0.37)).fit(X[:2000], y[:2000])
+    clf.learn_one(X[2000], y[2000])          # the undo buffer is allocated here, once
+    tracemalloc.start()
+    try:
+        for i in range(2001, 2200):
+            clf.learn_one(X[i], y[i])
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            assert peak < 0.05 * clf.memory_bytes(), (i, peak)
+    finally:
+        tracemalloc.stop()
