@@ -373,11 +373,50 @@ class BudgetClassifier:
         return X, self._encode_y(y, cls), cls
 
     # ------------------------------------------------------------------ transactions
+    def _state_arrays(self):
+        """The arrays holding the fitted state, not copied, or None (not exposed).
+
+        A learner that lists them (all of ``_get_state()``'s arrays) gets the cheap rollback
+        of ``_transaction``: they are copied into an undo buffer of the same shapes,
+        allocated once, instead of a fresh copy of ``_get_state()`` per call (which at the
+        sizes of a budget allocates, and page-faults, the whole state on every call).
+        """
+        return None
+
+    def _undo_copy(self, live, to_live=False):
+        """Copy ``live`` (``_state_arrays()``) into the undo buffer, or back (``to_live``)."""
+        undo = self.__dict__.get("_undo")
+        if undo is None or len(undo) != len(live) or any(
+                a is not b for a, (b, _) in zip(live, undo)):
+            if to_live:
+                raise RuntimeError("no snapshot to roll back to")
+            undo = [(a, np.empty_like(a)) for a in live]
+            self.__dict__["_undo"] = undo
+        if to_live:
+            for a, u in undo:
+                np.copyto(a, u)
+        else:
+            for a, u in undo:
+                np.copyto(u, a)
+
+    def _rollback(self):
+        """Put the state arrays back as the current transaction found them (in place)."""
+        self._undo_copy(self._state_arrays(), to_live=True)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_undo", None)       # the rollback buffer is not part of the model
+        return state
+
     def _snapshot(self):
         """Everything needed to undo the next update (see ``_transaction``)."""
-        attrs = dict(self.__dict__)
         if not self.__sklearn_is_fitted__():
-            return attrs, None, False
+            return dict(self.__dict__), None, False
+        live = self._state_arrays()
+        if live is not None:
+            self._undo_copy(live)          # (first, so that the attributes hold the buffer)
+            return dict(self.__dict__), "undo", False
+        attrs = dict(self.__dict__)
         try:
             state = self._get_state()
         except NotImplementedError:
@@ -391,16 +430,19 @@ class BudgetClassifier:
             self.__dict__.update(state)
             return
         self.__dict__.update(attrs)
-        if state is not None:
+        if isinstance(state, str):
+            self._rollback()
+        elif state is not None:
             self._set_state(state)
 
     @contextlib.contextmanager
     def _transaction(self):
         """Run an update so that any exception leaves the model exactly as before.
 
-        Snapshots the attribute bindings and a copy of ``_get_state()`` (cost: one copy of the
-        budget-sized state); on an exception (including ``KeyboardInterrupt``) restores them
-        with ``_set_state`` and re-raises.
+        Snapshots the attribute bindings and the state: into a buffer allocated once when the
+        learner exposes ``_state_arrays()``, else as a copy of ``_get_state()`` (cost: one
+        copy of the budget-sized state); on an exception (including ``KeyboardInterrupt``)
+        restores them and re-raises.
         """
         snap = self._snapshot()
         try:
@@ -454,6 +496,9 @@ class BudgetClassifier:
             self._reset_fitted()
             self._start(cls, X.shape[1])
             self._partial_fit_encoded(X, y_enc, w)
+        # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
+        # it costs the state's size once, less than the copy per call it replaces)
+        self.__dict__.pop("_undo", None)
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):

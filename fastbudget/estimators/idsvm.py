@@ -177,6 +177,11 @@ class IncrementalSVC(BudgetClassifier):
         return ad.engine_nbytes(int(self.capacity), self.n_features_in_)
 
     # ------------------------------------------------------------ persistence protocol
+    def _state_arrays(self):
+        if self.engine_ is None:
+            return None
+        return [getattr(self.engine_.st, name) for name in _ENGINE_FIELDS]
+
     def _get_state(self):
         self._check_fitted()
         if self.engine_ is None:

@@ -154,7 +154,7 @@ class TVMClassifier(BudgetClassifier):
             if fresh:
                 self._allocate(X)
             else:
-                self._undo_copy(to_live=True)
+                self._rollback()
             if attempt == 0:
                 ad.rebuild(self.engine_state_)
         raise NumericalError(
@@ -162,46 +162,13 @@ class TVMClassifier(BudgetClassifier):
             "The model is unchanged. Lower gamma or C, or standardise the features."
             )
 
-    # ------------------------------------------------------------ transactions
-    # The base class snapshots a copy of _get_state() per call, allocating the whole state
-    # each time (about 0.45 ms at B = 100, which dominated learn_one). TVM instead copies
-    # its arrays into one undo buffer of the same shapes, allocated once (np.copyto, ~50 us
-    # at B = 100), and copies them back on failure: the same bit-identical rollback.
-    def _undo_copy(self, to_live=False):
-        """Copy the state into the undo buffer, or back (``to_live``)."""
-        undo = self.__dict__.get("_undo")
-        if undo is None or undo[0] is not self.engine_state_ or undo[1] is not self.twins_:
-            if to_live:
-                raise RuntimeError("no snapshot to roll back to")
-            live = [getattr(self.engine_state_, n) for n in _ENGINE_FIELDS]
-            live += [getattr(self.twins_, n) for n in _TWIN_FIELDS
-                     if n not in ktvm.SCRATCH_FIELDS]
-            undo = (self.engine_state_, self.twins_, [(a, np.empty_like(a)) for a in live])
-            self.__dict__["_undo"] = undo
-        if to_live:
-            for a, u in undo[2]:
-                np.copyto(a, u)
-        else:
-            for a, u in undo[2]:
-                np.copyto(u, a)
-
-    def _snapshot(self):
-        if not self.__sklearn_is_fitted__() or self.engine_state_ is None:
-            return dict(self.__dict__), None, False
-        self._undo_copy()                  # (first, so that attrs hold the undo buffer)
-        return dict(self.__dict__), "undo", False
-
-    def _restore(self, snap):
-        attrs, state, _ = snap
-        self.__dict__.clear()
-        self.__dict__.update(attrs)
-        if state is not None:
-            self._undo_copy(to_live=True)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_undo", None)       # the rollback buffer is not part of the model
-        return state
+    def _state_arrays(self):
+        # the transaction's undo buffer (base class); the scratch twin fields are not state
+        if self.engine_state_ is None:
+            return None
+        return ([getattr(self.engine_state_, n) for n in _ENGINE_FIELDS]
+                + [getattr(self.twins_, n) for n in _TWIN_FIELDS
+                   if n not in ktvm.SCRATCH_FIELDS])
 
     def learn_one(self, x, y, sample_weight=1.0):
         """Learn one example (Alg. 1). ``partial_fit`` on chunks is much faster."""
