@@ -18,6 +18,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 
 from fastbudget.engine import CapacityError, IncrementalEngine, NumericalError
 from fastbudget.kernels import adiabatic as ad
@@ -587,14 +589,15 @@ def test_unlearning_the_last_example_of_a_class():
     assert eng.n_live == 0
 
 
-@pytest.mark.xfail(strict=True, raises=NumericalError,
-                   reason="known engine bug (session 2): after a run of one class every held "
-                          "vector sits at g = 0 with S empty; the first opposite label cycles "
-                          "between tied bookkeeping events. Found by paper 004's Sec. 4.1 "
-                          "batches (perf/reproduce_rueping.py retries such a batch interleaved)")
 def test_one_class_prefix_then_the_other_label():
-    """4 positives (all tied at the margin, S empty) and then one negative: the exact SVM on
-    5 points, which scikit-learn solves and our engine solves in another order."""
+    """4 positives (all tied at the margin with S empty: w = 0, b = 1) and then one negative.
+    Once the b-only step has put the first positive into S, all four are due to join at the
+    same t; choosing the margin vector to drop among ties at random made the bookkeeping
+    cycle (NumericalError at every C, session 2, found by paper 004's Sec. 4.1 batches).
+    The degenerate vertex is now left by the active-set rule of ``adiabatic._path``; the
+    result is the exact SVM on the 5 points, as scikit-learn's."""
+    from sklearn.svm import SVC
+
     X = np.array([[3.0409191213851825, -1.5556650313141818],
                   [-1.8281623068437627, 2.02130681750008],
                   [-1.158005380126208, 0.5019601552486966],
@@ -605,3 +608,116 @@ def test_one_class_prefix_then_the_other_label():
     for i in range(5):
         eng.add(X[i], y[i])
     assert eng.kkt_residual() <= 1e-9
+    certify(eng, "linear", {})
+    X_test = np.vstack([X, np.random.default_rng(0).normal(size=(20, 2)) * 2.0])
+    f_sk = SVC(kernel="linear", C=1.0, tol=1e-10).fit(X, y).decision_function(X_test)
+    f = eng.decision_function(X_test)
+    assert np.abs(f - f_sk).max() <= 1e-6 * np.abs(f_sk).max()
+    oracle = ref.oracle_fit(X, y.astype(float), np.ones(5), 1.0, "linear", sk_tol=1e-10)
+    assert_matches_oracle(eng, "linear", {"gamma": 1.0}, X_test, oracle=oracle)
+    assert eng.st.ist[ad.I_NREBUILD] == 0  # no retry was needed
+
+
+# ----------------------------------------------------------------------------- degenerate ties
+def _tied_family(rng, n_prefix, n_other, d=2, dup=0, first=1.0):
+    """A run of ``n_prefix`` examples of class ``first`` (every one ends at g = 0 with
+    S empty), then ``n_other`` of the other class; the first ``dup`` of those sit exactly
+    on prefix points (duplicates with opposite labels), and ``dup`` prefix points are
+    repeated (tied duplicates of one label)."""
+    Xp = rng.normal(size=(n_prefix, d)) + 0.7
+    if dup:
+        Xp[n_prefix - dup:] = Xp[:dup]
+    Xo = rng.normal(size=(n_other, d)) - 0.7
+    Xo[:dup] = Xp[:dup]
+    X = np.vstack([Xp, Xo])
+    y = np.concatenate([np.full(n_prefix, first), np.full(n_other, -first)])
+    return X, y
+
+
+def _learn_and_check(X, y, order, kernel, C, where):
+    kw = kernel_args(kernel, X.shape[1])
+    eng = IncrementalEngine(len(y), X.shape[1], C=C, kernel=kernel, **kw)
+    slots = np.full(len(y), -1)
+    for t, i in enumerate(order):
+        slots[i] = eng.add(X[i], y[i])
+        certify(eng, kernel, kw, where=f"{where}: after adding #{t} (row {i})")
+    assert eng.kkt_residual() <= 1e-9, where
+    X_test = np.vstack([X, X + 0.3])
+    # the polished libsvm solution (libsvm alone at tol 1e-10 runs into max_iter on the
+    # opposite-label duplicates; polishing makes it exact either way)
+    assert_matches_oracle(eng, kernel, kw, X_test, where=where)
+    return eng, slots
+
+
+# (kernel, n_prefix, n_other, dup, seed): the marked ones made the engine cycle before the
+# degenerate-vertex rule, in the given order, at some C (RBF with gamma = 1 / d = 0.5)
+TIED_CASES = [
+    ("linear", 4, 1, 0, 1),
+    ("linear", 8, 3, 2, 4),  # cycled: duplicates of one label and with opposite labels
+    ("linear", 20, 3, 1, 46),  # cycled
+    ("linear", 20, 3, 0, 13),  # cycled: 20 tied points in 2-D
+    ("rbf", 9, 3, 0, 2),
+    ("rbf", 12, 3, 2, 29),  # cycled
+    ("rbf", 20, 3, 1, 29),  # cycled
+]
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+@pytest.mark.parametrize("first", [1.0, -1.0])
+@pytest.mark.parametrize("kernel,n_prefix,n_other,dup,seed", TIED_CASES)
+def test_one_class_prefix_family(kernel, n_prefix, n_other, dup, seed, C, first):
+    """The same degenerate vertex in every form: both label orders, more tied points than
+    the dimension allows in S (linear, d = 2), duplicates of one label and with opposite
+    labels, RBF, several C, and the drawn order plus two permutations of each class. Each
+    is the exact SVM (KT certificate after every step, polished scikit-learn solution at
+    the end); then the other class is unlearned again, through the same ties in reverse."""
+    rng = np.random.default_rng(seed)
+    X, y = _tied_family(rng, n_prefix, n_other, dup=dup, first=first)
+    kw = kernel_args(kernel, X.shape[1])
+    orders = [np.arange(len(y))] + [
+        np.concatenate([rng.permutation(n_prefix), n_prefix + rng.permutation(n_other)])
+        for _ in range(2)]
+    for k, order in enumerate(orders):
+        where = f"{kernel} C={C} order {k}"
+        eng, slots = _learn_and_check(X, y, order, kernel, C, where)
+        for i in order[n_prefix:]:
+            eng.remove(slots[i])
+            certify(eng, kernel, kw, where=f"{where}: after removing row {i}")
+
+
+@settings(max_examples=int(os.environ.get("FASTBUDGET_HYPOTHESIS_EXAMPLES", "25")),
+          deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernel=hst.sampled_from(["linear", "rbf", "poly"]), d=hst.integers(2, 3),
+       n_prefix=hst.integers(2, 16), n_other=hst.integers(1, 4), dup=hst.integers(0, 2),
+       first=hst.sampled_from([1.0, -1.0]), C=hst.sampled_from([0.01, 1.0, 100.0]),
+       seed=hst.integers(0, 2**32 - 1))
+def test_one_class_prefix_property(kernel, d, n_prefix, n_other, dup, first, C, seed):
+    """Any run of one class (every example tied at g = 0 with S empty), then the other
+    class in any order: the exact SVM after every step (KT certificate) and at the end
+    (polished scikit-learn solution)."""
+    dup = min(dup, n_prefix // 2, n_other)
+    rng = np.random.default_rng(seed)
+    X, y = _tied_family(rng, n_prefix, n_other, d=d, dup=dup, first=first)
+    order = np.concatenate([rng.permutation(n_prefix), n_prefix + rng.permutation(n_other)])
+    _learn_and_check(X, y, order, kernel, C, f"{kernel} d={d} C={C}")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_one_class_prefix_then_change_C_and_reweight(kernel):
+    """The tied vertex reached by the other two paths (BOUNDS): change C and reweight
+    right after the first example of the other class, both directions."""
+    rng = np.random.default_rng(7)
+    X, y = _tied_family(rng, 8, 2)
+    kw = kernel_args(kernel, 2)
+    eng = IncrementalEngine(10, 2, C=1.0, kernel=kernel, **kw)
+    slots = [eng.add(X[i], y[i]) for i in range(9)]
+    certify(eng, kernel, kw)
+    for C in (100.0, 0.01, 3.0):
+        eng.set_C(C)
+        certify(eng, kernel, kw, where=f"C -> {C}")
+    eng.reweight(slots[8], 5.0)
+    certify(eng, kernel, kw, where="reweight")
+    slots.append(eng.add(X[9], y[9], 0.5))
+    live, Xl, yl, _, cb = engine_view(eng)
+    oracle = ref.oracle_fit(Xl, yl, cb / eng.C, eng.C, kernel, sk_tol=1e-10, **kw)
+    assert_matches_oracle(eng, kernel, kw, oracle=oracle)

@@ -147,8 +147,9 @@ def _sec41_batches(rep, change=False):
 def test_one_class_prefix_batch_is_the_exact_svm(L):
     """Repetition 3 of Sec. 4.1: the first negative after 50 positives made the engine cycle
     (/work/repro/rueping_one_class_prefix.py) and the report lost 3 runs of 10 at every C.
-    The estimator retries the batch with the classes interleaved; the result must still be
-    the exact SVM of the documented problem."""
+    The engine now leaves that degenerate vertex itself, so the batch is learned in the
+    given order (no interleaved retry), and the result is the exact SVM of the documented
+    problem."""
     X1, y1, X2, y2, _, _ = _sec41_batches(3)
     C = 1.0
     if L == "non":
@@ -159,11 +160,38 @@ def test_one_class_prefix_batch_is_the_exact_svm(L):
         clf = SVIncrementalClassifier(C=C, kernel="linear", L=L, capacity=200)
         clf.partial_fit(X1, y1, classes=[-1, 1]).partial_fit(X2, y2)
         (Xa, ya, wa, _), = _reference_run([(X1, y1), (X2, y2)], C, L, "linear", 1.0)[1:]
+    assert clf.n_retries_ == 0
     fit = ref.oracle_fit(Xa, ya, wa, C, "linear", 1.0)
     assert fit["report"]["kt"] < 1e-8
     assert clf.kkt_residual() < 1e-9
     f_ref = ref.decision(fit["alpha"], ya, fit["b"], ref.kernel_matrix(Xa, Xa, "linear"))
     assert np.abs(clf.decision_function(Xa) - f_ref).max() / max(1.0, np.abs(f_ref).max()) < 1e-6
+
+
+def test_failed_batch_is_undone_and_relearned_interleaved(monkeypatch):
+    """The batch retry is a safety net that the Sec. 4.1 data no longer reaches: force a
+    failure of the first attempt (after it changed the state) and check that the batch is
+    undone and relearned with the classes interleaved, giving the same exact SVM."""
+    from fastbudget.estimators import rueping
+
+    X1, y1, X2, y2, _, _ = _sec41_batches(3)
+    X, y = np.vstack([X1, X2]), np.concatenate([y1, y2])
+    plain = SVIncrementalClassifier(C=1.0, kernel="linear", capacity=200).fit(X, y)
+    real = rueping.ks.sv_incremental_batch
+    calls = []
+
+    def fail_once(st, *args):
+        status, stage = real(st, *args)
+        calls.append(status)
+        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) == 1 else (status, stage)
+
+    monkeypatch.setattr(rueping.ks, "sv_incremental_batch", fail_once)
+    clf = SVIncrementalClassifier(C=1.0, kernel="linear", capacity=200).fit(X, y)
+    assert len(calls) == 2 and clf.n_retries_ == 1
+    assert clf.kkt_residual() < 1e-9
+    Xt = np.vstack([X, X + 0.5])
+    f = plain.decision_function(Xt)
+    assert np.abs(clf.decision_function(Xt) - f).max() <= 1e-9 * max(1.0, np.abs(f).max())
 
 
 @pytest.mark.parametrize("C", [1e-6, 1e-4])

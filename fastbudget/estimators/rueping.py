@@ -191,10 +191,12 @@ class SVIncrementalClassifier(BudgetClassifier):
                                                 self._buf_i, self._buf_w, slots)
         if status != ad.OK:
             # The exact solution does not depend on the order the batch is learned in, but
-            # the engine's path can: a long run of one class first leaves every example of
-            # that class tied at the margin, and the first example of the other class can
-            # then cycle (/work/repro/rueping_one_class_prefix.py). Undo, rebuild R and
-            # learn the batch once more with the classes interleaved.
+            # the engine's path can. A generic safety net: undo, rebuild R and learn the
+            # batch once more with the classes interleaved. (It was written for a run of one
+            # class, which leaves every example of that class tied at the margin: the first
+            # example of the other class made the engine cycle, rep 3 of Sec. 4.1. The
+            # engine now leaves such degenerate vertices itself (``adiabatic._path``) and the
+            # retry no longer triggers on the Sec. 4.1 batches.)
             _restore(st, snap)
             ad.rebuild(st)
             order = _interleave(y_pm)

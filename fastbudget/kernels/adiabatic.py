@@ -324,6 +324,23 @@ def _s_add(st, k):
 # ---------------------------------------------------------------------------- the path
 @njit(cache=True)
 def run_path(st, mode, c):
+    """Follow one adiabatic path (see ``_path``). A margin vector at a bound may hold its
+    rate in ``st.g`` during the path; its g is set back to 0 on return."""
+    _st_S_idx = st.S_idx
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_g = st.g
+    _st_ist = st.ist
+    s = _path(st, mode, c)
+    for p in range(_st_ist[I_NS]):
+        j = _st_S_idx[p]
+        if _st_alpha[j] <= 0.0 or _st_alpha[j] >= _st_cb[j]:
+            _st_g[j] = 0.0
+    return s
+
+
+@njit(cache=True)
+def _path(st, mode, c):
     """Follow one adiabatic path (ADD or REMOVE of slot ``c``, or BOUNDS with ``st.dcb``).
 
     For BOUNDS, the slots in ``st.sparse[:ist[I_NSPARSE]]`` change bound by ``st.dcb`` and
@@ -337,6 +354,28 @@ def run_path(st, mode, c):
     -------
     status : int, OK, NO_CONVERGENCE (too many steps: degenerate cycling) or STUCK (no
         event can absorb the equality constraint; cannot happen for valid state).
+
+    Notes
+    -----
+    Degenerate vertices: several bookkeeping events can be due at once: e.g. after a run of
+    one class every held vector sits at g = 0 with alpha = 0, and the first example of the
+    other class makes them all candidates for S at the same t. Steps of length 0 then
+    follow, and choosing among margin vectors at a bound by the ratio alpha_j / (-beta_j)
+    (all 0 / x) cycles. At such a vertex the path's direction is the solution of a small
+    convex QP in the rates (the tied multipliers' rates >= 0 at a lower bound, <= the bound's
+    rate at an upper one; the gradients are the gamma_i), and the zero-length steps are an
+    active-set method for it: a tied example whose gamma has the wrong sign joins S; when
+    the new rates beta leave the box, the method moves from the last feasible rates d
+    toward beta and drops the margin vector at a bound that blocks first, at the smallest
+    ``s_j = d_j / (d_j - beta_j)`` (lowest slot on ties), not an arbitrary one of the ties
+    (Wolfe's minor cycle, "Finding the nearest point in a polytope", 1976; upper bounds
+    alike). The QP's objective strictly decreases from one feasible set of rates to the
+    next, so none repeats and the vertex is left (in exact arithmetic; a numerically
+    degenerate pivot keeps the skip guard of the S -> R/E event). Only the rates of margin vectors at a bound matter; they live in their
+    ``g`` (0 by definition for a margin vector, and not read otherwise), which is set back
+    to 0 when the path moves them off the bound and on return. Away from ties nothing
+    changes: a margin vector is at a bound only right after it joined S, and its rate then
+    points inwards.
     """
     _st_K = st.K
     _st_R = st.R
@@ -443,6 +482,52 @@ def run_path(st, mode, c):
                 for j in range(m):
                     s += R[i, j] * v[j]
                 beta[i] = -s
+            # -------- degenerate vertex: a margin vector at a bound whose rate points out
+            # of its box blocks at once. Drop the one that blocks first on the way from the
+            # last feasible rates d (in g of the margin vectors) to beta (see Notes).
+            s_min = np.inf
+            j_min = -1
+            for p in range(nS):
+                j = S_idx[p]
+                bj = beta[p + 1]
+                dj = dcb[j] if mode == BOUNDS else 0.0
+                if alpha[j] <= 0.0 and bj < -eps:
+                    dr = g[j] if g[j] > 0.0 else 0.0
+                    x = dr / (dr - bj)
+                elif alpha[j] >= cb[j] and bj - dj > eps:
+                    dr = g[j] if g[j] < dj else dj
+                    x = (dj - dr) / (bj - dr)
+                else:
+                    continue
+                if x < s_min or (x == s_min and j < j_min):
+                    s_min = x
+                    j_min = j
+            if j_min >= 0:
+                for p in range(nS):
+                    j = S_idx[p]
+                    if alpha[j] <= 0.0 or alpha[j] >= cb[j]:
+                        g[j] += s_min * (beta[p + 1] - g[j])
+                if alpha[j_min] <= 0.0:
+                    alpha[j_min] = 0.0
+                    status[j_min] = RESERVE
+                else:
+                    alpha[j_min] = cb[j_min]
+                    status[j_min] = ERROR
+                g[j_min] = 0.0
+                _s_remove(st, j_min)
+                for i in range(hw):
+                    skip[i] = 0
+                if j_min == entered and s_min <= 0.0:
+                    # it joined S at the previous event and leaves at once without any
+                    # progress: numerically degenerate pivot (see the S -> R/E event below)
+                    skip[j_min] = 1
+                    st.ist[I_NREFUSED] += 1
+                entered = -1
+                continue
+            for p in range(nS):
+                j = S_idx[p]
+                if alpha[j] <= 0.0 or alpha[j] >= cb[j]:
+                    g[j] = beta[p + 1]
         # -------- margin sensitivities gamma_i for every live slot outside S (eq. 12),
         # accumulated as axpys over the rows K[s, :] of the margin vectors (K is
         # symmetric): contiguous and vectorisable, unlike a gather K[i, S] per slot
@@ -534,6 +619,13 @@ def run_path(st, mode, c):
                 if si != FREE and si != MARGIN:
                     g[i] += gam[i] * dt
         else:
+            if dt > 0.0:
+                # margin vectors at a bound hold their rates in g (degenerate-vertex rule);
+                # the step moves them off it (or their rate is ~0): g back to 0
+                for p in range(nS):
+                    j = S_idx[p]
+                    if alpha[j] <= 0.0 or alpha[j] >= cb[j]:
+                        g[j] = 0.0
             if mode == BOUNDS:
                 for i in range(hw):
                     if status[i] == ERROR and dcb[i] != 0.0:
@@ -584,8 +676,11 @@ def run_path(st, mode, c):
         elif ev_kind == 4:
             g[ev_idx] = 0.0
             entered = -1
+            # its rate so far: that of its bound (d for the degenerate-vertex rule)
+            dr = dcb[ev_idx] if (mode == BOUNDS and status[ev_idx] == ERROR) else 0.0
             if _s_add(st, ev_idx):
                 status[ev_idx] = MARGIN
+                g[ev_idx] = dr
                 entered = ev_idx
             else:
                 skip[ev_idx] = 1
