@@ -278,9 +278,16 @@ def _learn_one(st, tw, x, yi, wi, B):
     else:
         k = -1
         worst = -1.0
+        _st_status = st.status
         for j in range(_tw_active.shape[0]):
             if _tw_active[j]:
-                a = abs(_tw_fq[j])
+                if _st_status[2 * j] == ad.MARGIN or _st_status[2 * j + 1] == ad.MARGIN:
+                    # a half in the margin set S has y f(q) = 1 exactly (KT); its g holds
+                    # only the rounding of the paths, which can reach |f| - 1 ~ 1e-8 and
+                    # must not make a margin twin removable when m2 = 1
+                    a = 1.0
+                else:
+                    a = abs(_tw_fq[j])
                 if a > worst:
                     worst = a
                     k = j
