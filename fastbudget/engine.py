@@ -30,6 +30,9 @@ _MESSAGES = {
     ad.NOT_FINITE: "a non-finite value appeared",
     1: "the margin-set Jacobian is numerically singular",
 }
+_KT_VIOLATED = -1001   # not a kernel status: the update ended with the KT conditions violated
+_MESSAGES[_KT_VIOLATED] = (
+    "the path ended with the KT conditions violated (a numerically dependent vector drifted)")
 
 
 def state_decision(st, X):
@@ -111,14 +114,30 @@ class IncrementalEngine:
         m = Rlive.shape[0]
         self.st.R[:m, :m] = Rlive
 
-    def _run(self, fn, *args):
+    # largest KT violation (margin units) a certified operation may leave
+    KT_TOL = 1e-6
+
+    def _certified(self, status, certify):
+        """``status``, or FAILED when ``certify`` and the KT conditions are violated after
+        the update (checked on exact g, after ``refresh``)."""
+        if status != ad.OK or not certify:
+            return status
+        ad.refresh(self.st)
+        return ad.OK if ad.kkt_residual(self.st) <= self.KT_TOL else _KT_VIOLATED
+
+    def _run(self, fn, *args, certify=False):
+        """Run one compiled operation transactionally: on failure restore, rebuild R and
+        retry once, then raise NumericalError with the engine unchanged. With ``certify``
+        (the rare whole-model paths: set_C, reweight) an update that leaves the KT
+        conditions violated by more than KT_TOL counts as a failure too (O(n |S|) check),
+        so that an ill-conditioned path cannot end silently wrong."""
         snap = self.snapshot()
-        status = fn(self.st, *args)
+        status = self._certified(fn(self.st, *args), certify)
         if status == ad.OK:
             return
         self.restore(snap)
         ad.rebuild(self.st)
-        status = fn(self.st, *args)
+        status = self._certified(fn(self.st, *args), certify)
         if status == ad.OK:
             return
         self.restore(snap)
@@ -185,13 +204,13 @@ class IncrementalEngine:
         self._check_slot(slot)
         if not (np.isfinite(weight) and weight >= 0):
             raise ValueError(f"weight must be finite and >= 0; got {weight!r}.")
-        self._run(ad.reweight, int(slot), float(weight))
+        self._run(ad.reweight, int(slot), float(weight), certify=True)
 
     def set_C(self, C):
         """Change C exactly along the regularisation path."""
         if not (np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number; got {C!r}.")
-        self._run(ad.set_C, float(C))
+        self._run(ad.set_C, float(C), certify=True)
 
     def loo(self, slot):
         """Exact leave-one-out margin ``y f_{-slot}(x_slot)`` (negative: LOO error)."""

@@ -721,3 +721,39 @@ def test_one_class_prefix_then_change_C_and_reweight(kernel):
     live, Xl, yl, _, cb = engine_view(eng)
     oracle = ref.oracle_fit(Xl, yl, cb / eng.C, eng.C, kernel, sk_tol=1e-10, **kw)
     assert_matches_oracle(eng, kernel, kw, oracle=oracle)
+
+
+def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
+    """An ill-conditioned regularisation path (1-D RBF, a wide kernel, triplicated points
+    with opposite labels, C 1e4 -> 1e5) used to end with a KT residual of ~3e-2 and no
+    error. set_C certifies the KT conditions: it now raises NumericalError and leaves the
+    engine as it was."""
+    rng = np.random.default_rng(2718)
+    gamma, C = 0.05, 1e4
+    npre = int(rng.integers(2, 25))
+    d = int(rng.integers(1, 4))
+    dup = int(rng.integers(0, min(npre, 4)))
+    nother = int(rng.integers(max(1, dup), 6))
+    first = rng.choice([-1.0, 1.0])
+    shift = rng.choice([0.0, 0.7, 2.0])
+    Xp = rng.normal(size=(npre, d)) + shift
+    Xp[npre - dup:] = Xp[:dup]
+    Xo = rng.normal(size=(nother, d)) - shift
+    Xo[:dup] = Xp[:dup]
+    X = np.vstack([Xp, Xo])
+    y = np.concatenate([np.full(npre, first), np.full(nother, -first)])
+    eng = IncrementalEngine(len(y), d, C=C, kernel="rbf", gamma=gamma)
+    for i in range(len(y)):
+        eng.add(X[i], y[i])
+    assert eng.kkt_residual() <= 1e-9
+    before = {k: np.array(getattr(eng.st, k), copy=True) for k in ("alpha", "g", "status", "fs")}
+    f_before = eng.decision_function(X)
+    with pytest.raises(NumericalError, match="KT conditions violated"):
+        eng.set_C(C * 10)
+    for k, v in before.items():
+        assert np.array_equal(getattr(eng.st, k), v), k
+    assert np.array_equal(eng.decision_function(X), f_before)
+    assert eng.C == C
+    # a well-conditioned change of C on the same engine still works and certifies
+    eng.set_C(C * 1.01)
+    assert eng.kkt_residual() <= 1e-6
