@@ -17,8 +17,10 @@ Data sources (the ``DATA`` argument):
 Standardisation (``train --standardize``): ``warmup`` (default) takes the mean and standard
 deviation of the first ``--warmup-rows`` rows and then freezes them; ``pass`` makes one extra
 pass over the file first (not possible on standard input); ``none`` uses the data as given.
-The statistics are saved next to the model as ``<model>.scaler.json`` (JSON with ``mean`` and
-``scale`` lists) and ``predict``/``evaluate``/``prequential --model`` apply them.
+``--clip SD`` clips the standardised values to ``[-SD, SD]`` (rows far out on heavy-tailed
+attributes otherwise become isolated twins of a budget learner). The statistics are saved
+next to the model as ``<model>.scaler.json`` (JSON with ``mean`` and ``scale`` lists and
+``clip``) and ``predict``/``evaluate``/``prequential --model`` apply them.
 """
 import argparse
 import io
@@ -229,16 +231,20 @@ def open_data(args, n_features=None, chunk_size=None):
 class Scaler:
     """Frozen ``(X - mean) / scale`` (identity when ``mean`` is None)."""
 
-    def __init__(self, mean=None, scale=None, mode="none", n_rows=0):
+    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None):
         self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
         self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
         self.mode = mode
         self.n_rows = int(n_rows)
+        self.clip = None if clip is None else float(clip)
 
     def __call__(self, X):
         if self.mean is None:
             return X
-        return (X - self.mean) / self.scale
+        Z = (X - self.mean) / self.scale
+        if self.clip is not None:
+            np.clip(Z, -self.clip, self.clip, out=Z)
+        return Z
 
     def save(self, model_path):
         path = os.fspath(model_path) + SCALER_SUFFIX
@@ -247,7 +253,8 @@ class Scaler:
                 os.remove(path)
             return None
         doc = {"format": "fastbudget-scaler", "version": 1, "mode": self.mode,
-               "n_rows": self.n_rows, "mean": self.mean.tolist(), "scale": self.scale.tolist()}
+               "n_rows": self.n_rows, "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+               "clip": self.clip}
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
             json.dump(doc, f)
@@ -264,11 +271,14 @@ class Scaler:
                 doc = json.load(f)
             mean = np.asarray(doc["mean"], dtype=np.float64)
             scale = np.asarray(doc["scale"], dtype=np.float64)
+            clip = doc.get("clip")
+            clip = None if clip is None else float(clip)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CLIError(f"cannot read the scaler file {path}: {exc}") from None
-        if mean.shape != scale.shape or mean.ndim != 1 or not np.all(scale > 0):
+        if (mean.shape != scale.shape or mean.ndim != 1 or not np.all(scale > 0)
+                or (clip is not None and not clip > 0)):
             raise CLIError(f"the scaler file {path} is inconsistent; delete it or retrain.")
-        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0))
+        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip)
 
 
 def load_model(path):
@@ -365,21 +375,27 @@ def standardized_stream(args, chunks, name):
     """Apply ``--standardize``; return (chunks, Scaler)."""
     from .datasets import StreamingStandardizer
     mode = args.standardize
+    clip = getattr(args, "clip", None)
+    if clip is not None and not (math.isfinite(clip) and clip > 0):
+        raise CLIError(f"--clip must be a positive number of standard deviations; got {clip}.")
     if mode == "none":
+        if clip is not None:
+            raise CLIError("--clip applies to standardised values: use it with "
+                           "--standardize warmup or pass.")
         return chunks, Scaler()
     if mode == "warmup":
-        st = StreamingStandardizer(n_warmup=args.warmup_rows)
+        st = StreamingStandardizer(n_warmup=args.warmup_rows, clip=clip)
         out = st.transform_stream(chunks)
         first, out = _peek(out)      # the warm-up window is complete (or the stream ended)
-        return out, Scaler(st.mean_, st.scale_, "warmup", st.n_samples_seen_)
+        return out, Scaler(st.mean_, st.scale_, "warmup", st.n_samples_seen_, clip)
     if mode == "pass":
         if args.data == "-":
             raise CLIError("--standardize pass needs two passes; it cannot read standard input "
                            "(use --standardize warmup).")
-        st = StreamingStandardizer(n_warmup=None).fit(chunks)
+        st = StreamingStandardizer(n_warmup=None, clip=clip).fit(chunks)
         chunks2, _, _ = open_data(args)
         return ((st.transform(X), y) for X, y in chunks2), Scaler(st.mean_, st.scale_, "pass",
-                                                                  st.n_samples_seen_)
+                                                                  st.n_samples_seen_, clip)
     raise CLIError(f"unknown --standardize {mode!r}: use warmup, pass or none.")
 
 
@@ -726,6 +742,9 @@ def _learner_options(p):
     p.add_argument("--standardize", default="warmup", help="warmup (default), pass or none")
     p.add_argument("--warmup-rows", type=int, default=10000,
                    help="rows whose statistics standardise the stream (default 10000)")
+    p.add_argument("--clip", type=float, metavar="SD",
+                   help="clip standardised values to [-SD, SD] (heavy-tailed attributes; "
+                        "saved with the scaler)")
     p.add_argument("--classes", help="comma-separated labels, when the first chunk lacks one")
     p.add_argument("--multiclass", action="store_true",
                    help="one-vs-rest even if the first chunk shows two labels")

@@ -270,3 +270,30 @@ def test_error_learner_and_params(data):
     assert "--standardize pass" in error_line("train", "tvm", "-", "--standardize", "pass",
                                               stdin=b"1 1:0\n-1 1:1\n")
     assert "unknown generator" in error_line("prequential", "tvm", "gen:spiral")
+
+
+def test_clip_is_applied_in_training_and_saved_with_the_scaler(data, tmp_path):
+    """``--clip`` clips the standardised stream the model learns from, and predict applies
+    the same clip from the scaler file."""
+    d, X, y, Xt, yt = data
+    Xo = X.copy()
+    Xo[::50, 0] += 1e3                      # far outliers on one attribute
+    write_libsvm(tmp_path / "o.svm", Xo, y)
+    run("train", "tvm", tmp_path / "o.svm", "--budget", 30, "--gamma", GAMMA, "--standardize",
+        "pass", "--clip", 3, "--chunk-size", 700, "-o", tmp_path / "c.npz", "-q")
+    doc = json.loads((tmp_path / "c.npz.scaler.json").read_text())
+    assert doc["clip"] == 3.0
+    Z = np.clip((Xo - np.array(doc["mean"])) / np.array(doc["scale"]), -3, 3)
+    assert (np.abs((Xo - np.array(doc["mean"])) / np.array(doc["scale"])) > 3).any()
+    ref = fastbudget.TVMClassifier(budget=30, gamma=1.35)
+    for i in range(0, len(y), 700):
+        ref.partial_fit(Z[i:i + 700], y[i:i + 700], classes=[-1, 1])
+    model = fastbudget.load(tmp_path / "c.npz")
+    np.testing.assert_array_equal(ref.decision_function(Z[:300]), model.decision_function(Z[:300]))
+    _, out, _ = run("predict", tmp_path / "c.npz", tmp_path / "o.svm", "--scores")
+    np.testing.assert_allclose([float(v) for v in out.split()], model.decision_function(Z),
+                               rtol=1e-5, atol=1e-6)
+    assert "--clip" in error_line("train", "tvm", tmp_path / "o.svm", "--standardize", "none",
+                                  "--clip", 3, "-o", tmp_path / "e.npz")
+    assert "--clip must be a positive" in error_line("train", "tvm", tmp_path / "o.svm",
+                                                     "--clip", -1, "-o", tmp_path / "e.npz")

@@ -626,3 +626,22 @@ def test_loader_split_and_standardize(shared_data):
         load_paper_dataset("diabetes", shared_data)
     with pytest.raises(FileNotFoundError):
         load_paper_dataset("banana", shared_data / "nope")
+
+
+def test_standardizer_clip(rng):
+    X = rng.normal(size=(500, 3))
+    X[7, 1] = 400.0
+    plain = StreamingStandardizer().fit(X)
+    st = StreamingStandardizer(clip=3.0).fit(X)
+    Z = plain.transform(X)
+    Zc = st.transform(X)
+    assert np.abs(Z).max() > 3 and np.abs(Zc).max() <= 3.0
+    np.testing.assert_array_equal(Zc, np.clip(Z, -3.0, 3.0))
+    np.testing.assert_array_equal(st.mean_, plain.mean_)     # statistics are not clipped
+    # the stream form clips too
+    out = np.vstack([z for z, _ in st.transform_stream((X[i:i + 100], None)
+                                                       for i in range(0, 500, 100))])
+    assert np.abs(out).max() <= 3.0
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
+        with pytest.raises(ValueError, match="clip must be a positive number"):
+            StreamingStandardizer(clip=bad).fit(X)
