@@ -235,6 +235,7 @@ def test_sample_weights_count_in_the_twin_weights():
     ({"merge": "both"}, "merge must be"),
     ({"rejection": -0.1}, "rejection"),
     ({"budget": 1}, "budget"),
+    ({"removal": "own"}, "removal must be"),
 ])
 def test_bad_parameters(kw, msg):
     X, y = board(50, 0.0, 12)
@@ -278,6 +279,96 @@ def test_m2_removal_never_takes_a_margin_twin():
             gone = before & ~clf.twins_.active.astype(bool)
             assert not in_S[gone].any(), t
     assert n_removed > 100
+
+
+def _noisy_line(n, seed, noise):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    flip = rng.random(n) < noise
+    y[flip] = -y[flip]
+    return X, y
+
+
+def _removed_twins(clf, x, yi):
+    """Learn one example; the (dominant label, f(q)) of the twins that left by the m2
+    removal (not by a merge), read before the step."""
+    tw = clf.twins_
+    before = tw.active.astype(bool).copy()
+    lab = np.sign(tw.s_pos - tw.s_neg)
+    f = tw.fq.copy()
+    r0, m0 = clf.n_removed_, clf.n_merges_
+    clf.partial_fit(x, yi)
+    if clf.n_removed_ == r0 or clf.n_merges_ != m0:
+        return []
+    gone = np.flatnonzero(before & ~clf.twins_.active.astype(bool))
+    return [(lab[j], f[j]) for j in gone]
+
+
+def test_own_side_removal_keeps_a_misclassified_twin_beyond_m2():
+    """removal='abs' (Alg. 3 as written) removes the twin with the largest |f(q)| > m2, here a
+    misclassified one (y f < -m2); removal='own_side' removes only twins beyond m2 on their
+    own label's side, so on the same linear stream it keeps that twin. Both learners are
+    identical up to that step (if the largest |f| is on its own side, both rules pick it)."""
+    X, y = _noisy_line(600, 1, 0.1)
+    kw = dict(budget=10, C=100.0, kernel="linear")
+    a = TVMClassifier(removal="abs", **kw).partial_fit(X[:1], y[:1], classes=[-1, 1])
+    o = TVMClassifier(removal="own_side", **kw).partial_fit(X[:1], y[:1], classes=[-1, 1])
+    assert a.get_params()["removal"] == "abs" and o.get_params()["removal"] == "own_side"
+    assert TVMClassifier().removal == "abs"
+    diverged = None
+    n_own_removed = 0
+    for t in range(1, len(y)):
+        if diverged is None:
+            ja = np.flatnonzero(a.twins_.active)
+            np.testing.assert_array_equal(ja, np.flatnonzero(o.twins_.active))
+            np.testing.assert_array_equal(a.twins_.Q[ja], o.twins_.Q[ja])
+            gone_a = _removed_twins(a, X[t:t + 1], y[t:t + 1])
+        gone_o = _removed_twins(o, X[t:t + 1], y[t:t + 1])
+        for lab, f in gone_o:
+            # own-side: only a twin beyond m2 = 2 on its own label's side leaves
+            assert lab * f > 2.0, (t, lab, f)
+            n_own_removed += 1
+        if diverged is None and not np.array_equal(a.twins_.active, o.twins_.active):
+            diverged = t
+            assert len(gone_a) == 1
+            lab, f = gone_a[0]
+            assert lab * f < -2.0  # abs removed a misclassified twin beyond m2
+    assert diverged is not None and diverged < 50
+    assert n_own_removed > 0
+    assert_exact(o, X[:100])
+    # only the removal rule differs: the models are the exact SVMs on different twin sets
+    assert not np.allclose(a.decision_function(X), o.decision_function(X))
+
+
+def test_removal_option_persists_and_old_models_load_as_abs(tmp_path):
+    """The rule is stored in the twin parameters (P_REMOVAL): a saved own-side model
+    continues as own-side; a file written before the option (no 'removal' parameter,
+    P_REMOVAL = 0) loads as 'abs' and continues exactly like an 'abs' model."""
+    from fastbudget.persist import ModelFormatError, load_model
+    X, y = _noisy_line(600, 1, 0.1)
+    kw = dict(budget=10, C=100.0, kernel="linear")
+    for rem in ("abs", "own_side"):
+        clf = TVMClassifier(removal=rem, **kw).fit(X[:200], y[:200])
+        ref_ = TVMClassifier(removal=rem, **kw).fit(X[:200], y[:200])
+        if rem == "abs":
+            # an old file: no 'removal' among the saved parameters
+            full = TVMClassifier.get_params
+            clf.get_params = lambda deep=True, _c=clf: {
+                k: v for k, v in full(_c, deep).items() if k != "removal"}
+        clf.save(tmp_path / f"{rem}.npz")
+        back = load_model(tmp_path / f"{rem}.npz")
+        assert back.removal == rem
+        assert back.twins_.par[ktvm.P_REMOVAL] == (
+            ktvm.REMOVAL_OWN_SIDE if rem == "own_side" else ktvm.REMOVAL_ABS)
+        back.partial_fit(X[200:], y[200:])
+        ref_.partial_fit(X[200:], y[200:])
+        np.testing.assert_array_equal(back.decision_function(X), ref_.decision_function(X))
+    bad = TVMClassifier(**kw).fit(X[:200], y[:200])
+    bad.twins_.par[ktvm.P_REMOVAL] = 7.0
+    bad.save(tmp_path / "bad.npz")
+    with pytest.raises(ModelFormatError, match="removal"):
+        load_model(tmp_path / "bad.npz")
 
 
 # ------------------------------------------------------------------ transactions

@@ -46,6 +46,14 @@ class TVMClassifier(BudgetClassifier):
     m2 : float, default=2.0
         Buffer zone: a twin with ``|f(q)| > m2`` is removed to make room (m2 >= m1; the
         paper's default m2 = 2 > m1 = 1 leaves a buffer zone).
+    removal : {'abs', 'own_side'}, default='abs'
+        Which twin the buffer-zone test removes when the budget is full (Alg. 3). ``'abs'``
+        (the paper's text): the twin with the largest ``|f(q_j)|``, if it exceeds m2.
+        ``'own_side'``: the twin with the largest ``y_j f(q_j)``, if it exceeds m2, where
+        ``y_j = sign(s_j+ - s_j-)`` is its dominant label (a twin with ``s_j+ = s_j-``
+        counts with ``|f(q_j)|``); a twin far on the wrong side of the boundary is then
+        never removed, only merged. In both, a twin with a half in the margin set counts
+        as ``|f| = 1`` (its exact value).
     merge : {'input', 'feature'}, default='input'
         Merge in input space (closed form, Sec. 4.2.1) or feature space (1-D search on the
         segment, eq. 4.2).
@@ -86,7 +94,7 @@ class TVMClassifier(BudgetClassifier):
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
                  m1=1.0, m2=2.0, merge="input", one_sided=True, rejection=0.2, control_C=True,
-                 random_state=None):
+                 removal="abs", random_state=None):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -99,6 +107,7 @@ class TVMClassifier(BudgetClassifier):
         self.one_sided = one_sided
         self.rejection = rejection
         self.control_C = control_C
+        self.removal = removal
         self.random_state = random_state
 
     # ------------------------------------------------------------ setup
@@ -113,6 +122,8 @@ class TVMClassifier(BudgetClassifier):
                 f"variant uses m2 = m1 = 1); got m1={self.m1}, m2={self.m2}.")
         if self.merge not in ("input", "feature"):
             raise ValueError(f"merge must be 'input' or 'feature'; got {self.merge!r}.")
+        if self.removal not in ("abs", "own_side"):
+            raise ValueError(f"removal must be 'abs' or 'own_side'; got {self.removal!r}.")
         if self.rejection is not None:
             self._check_param("rejection", self.rejection, low=0, low_inclusive=True)
 
@@ -136,6 +147,8 @@ class TVMClassifier(BudgetClassifier):
         tw.par[ktvm.P_MERGE] = FEATURE if self.merge == "feature" else INPUT
         tw.par[ktvm.P_ONE_SIDED] = 1.0 if self.one_sided else 0.0
         tw.par[ktvm.P_TRIES] = float(B)
+        tw.par[ktvm.P_REMOVAL] = (ktvm.REMOVAL_OWN_SIDE if self.removal == "own_side"
+                                  else ktvm.REMOVAL_ABS)
         self.twins_ = tw
 
     # ------------------------------------------------------------ learning
@@ -251,6 +264,14 @@ class TVMClassifier(BudgetClassifier):
             if name not in ktvm.SCRATCH_FIELDS:
                 state["twin_" + name] = getattr(self.twins_, name).copy()
         return state
+
+    def _check_state(self, state):
+        # the removal rule is read from the stored parameters (P_REMOVAL); models saved
+        # before the option hold 0.0 there, i.e. 'abs'
+        par = state.get("twin_par")
+        if par is not None and np.ndim(par) == 1 and par.shape[0] > ktvm.P_REMOVAL:
+            if par[ktvm.P_REMOVAL] not in (ktvm.REMOVAL_ABS, ktvm.REMOVAL_OWN_SIDE):
+                raise ValueError(f"unknown removal code {par[ktvm.P_REMOVAL]!r} in twin_par")
 
     def _set_state(self, state):
         if not state.get("allocated", False):

@@ -48,7 +48,12 @@ P_MERGE = 5  # merge.INPUT or merge.FEATURE
 P_ONE_SIDED = 6
 P_SSUM = 7  # sum of all twin weights
 P_TRIES = 8  # merge candidates tried before the new example is dropped
+P_REMOVAL = 9  # REMOVAL_ABS (0.0; also every model saved before the option) or REMOVAL_OWN_SIDE
 N_TPAR = 10
+
+# which twin the buffer-zone test of Alg. 3 looks at (``TwinState.par[P_REMOVAL]``)
+REMOVAL_ABS = 0.0  # the largest |f(q_j)| (the paper's text)
+REMOVAL_OWN_SIDE = 1.0  # the largest y_j f(q_j), y_j = sign(s_j+ - s_j-); |f| when s_j+ = s_j-
 
 M2_TOL = 1e-9  # relative slack of the removal test |f(q)| > m2
 
@@ -277,8 +282,9 @@ def _learn_one(st, tw, x, yi, wi, B):
         pass
     else:
         k = -1
-        worst = -1.0
+        worst = -np.inf
         _st_status = st.status
+        own_side = _tw_par[P_REMOVAL] == REMOVAL_OWN_SIDE
         for j in range(_tw_active.shape[0]):
             if _tw_active[j]:
                 if _st_status[2 * j] == ad.MARGIN or _st_status[2 * j + 1] == ad.MARGIN:
@@ -286,7 +292,12 @@ def _learn_one(st, tw, x, yi, wi, B):
                     # only the rounding of the paths, which can reach |f| - 1 ~ 1e-8 and
                     # must not make a margin twin removable when m2 = 1
                     a = 1.0
+                elif own_side and _tw_s_pos[j] != _tw_s_neg[j]:
+                    # own-side reading: only beyond m2 on the side of the twin's dominant
+                    # label (a misclassified twin has y f < 0 and never leaves this way)
+                    a = _tw_fq[j] if _tw_s_pos[j] > _tw_s_neg[j] else -_tw_fq[j]
                 else:
+                    # (a tie s+ = s-: both sides are its own, so |f|)
                     a = abs(_tw_fq[j])
                 if a > worst:
                     worst = a
