@@ -441,3 +441,20 @@ def test_learn_one_allocates_no_state_copy():
             assert peak < 0.05 * clf.memory_bytes(), (i, peak)
     finally:
         tracemalloc.stop()
+
+
+def test_adult_stream_that_cycled_on_a_zero_bound_twin(shared_data):
+    """Adult, B = 20, C = 1, stream order 1002 (paper 000 Table 3 protocol): at example
+    11,377 a twin whose weight is 0 and growing (both bounds 0, dcb > 0) joined S and was
+    blocked by its upper bound; the degenerate-vertex rule sent it to R, it re-entered at
+    once, and the path cycled (NumericalError, also after the rebuild-and-replay). It must
+    leave for the bound that blocked it. The whole stream now learns, exactly."""
+    from fastbudget import reproduce as R
+    Xa, ya, Xb, yb = R.load_set("Adult", str(shared_data))
+    kp = R.kernel_params("Adult", Xa.shape[1])
+    perm = np.random.default_rng(1002).permutation(len(ya))[:12_000]
+    clf = TVMClassifier(budget=20, C=1.0, **kp)
+    for lo in range(0, len(perm), 10_000):
+        clf.partial_fit(Xa[perm[lo:lo + 10_000]], ya[perm[lo:lo + 10_000]], classes=[-1, 1])
+    assert clf.n_seen_ == 12_000
+    assert clf.kkt_residual() <= 1e-9

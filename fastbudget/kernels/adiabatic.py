@@ -487,6 +487,7 @@ def _path(st, mode, c):
             # last feasible rates d (in g of the margin vectors) to beta (see Notes).
             s_min = np.inf
             j_min = -1
+            upper_min = False
             for p in range(nS):
                 j = S_idx[p]
                 bj = beta[p + 1]
@@ -494,20 +495,26 @@ def _path(st, mode, c):
                 if alpha[j] <= 0.0 and bj < -eps:
                     dr = g[j] if g[j] > 0.0 else 0.0
                     x = dr / (dr - bj)
+                    upper = False
                 elif alpha[j] >= cb[j] and bj - dj > eps:
                     dr = g[j] if g[j] < dj else dj
                     x = (dj - dr) / (bj - dr)
+                    upper = True
                 else:
                     continue
                 if x < s_min or (x == s_min and j < j_min):
                     s_min = x
                     j_min = j
+                    upper_min = upper
             if j_min >= 0:
                 for p in range(nS):
                     j = S_idx[p]
                     if alpha[j] <= 0.0 or alpha[j] >= cb[j]:
                         g[j] += s_min * (beta[p + 1] - g[j])
-                if alpha[j_min] <= 0.0:
+                # it leaves for the bound that blocked it: a vector with both bounds at 0
+                # (a zero weight that grows, dcb > 0) blocked by its upper bound follows
+                # that bound in E; sent to R instead it would re-enter at once, forever
+                if not upper_min:
                     alpha[j_min] = 0.0
                     status[j_min] = RESERVE
                 else:
