@@ -16,7 +16,7 @@ Learners (scikit-learn style estimators, binary unless wrapped in OneVsRestClass
 from . import datasets
 from ._warmup import warmup
 from .base import NotFittedError
-from .engine import CapacityError, IncrementalEngine, NumericalError
+from .engine import CapacityError, IncrementalEngine, NumericalError, NumericalWarning
 from .estimators.baselines import (BSGDClassifier, ForgetronClassifier, PegasosClassifier,
                                    PerceptronClassifier, RandomBudgetClassifier)
 from .estimators.idsvm import IncrementalSVC
@@ -40,6 +40,7 @@ __all__ = [
     "ModelFormatError",
     "NotFittedError",
     "NumericalError",
+    "NumericalWarning",
     "OneVsRestClassifier",
     "PegasosClassifier",
     "PerceptronClassifier",

@@ -20,6 +20,11 @@ class NumericalError(RuntimeError):
     """An exact update failed twice (once after rebuilding R); the model is unchanged."""
 
 
+class NumericalWarning(UserWarning):
+    """A stream learner skipped an example whose exact update failed numerically (even
+    after rebuilding R); the model is the exact one without it."""
+
+
 class CapacityError(RuntimeError):
     """The engine is full; the message says how to make room."""
 

@@ -395,7 +395,10 @@ def test_numerical_failure_rolls_back_bit_identical_then_retries(monkeypatch):
     monkeypatch.setattr(ktvm, "tvm_partial_fit", failing)
     with pytest.raises(Exception, match="The model is unchanged"):
         clf.partial_fit(X[1000:], y[1000:])
-    assert len(calls) == 2
+    # first try, replay after the rebuild, replay with row 499 skipped (weight 0): that
+    # one fails at the skipped row again, so there is nothing left to skip
+    assert len(calls) == 3
+    assert clf.n_skipped_ == 0
     # the retry started from the state before the call (R rebuilt, which polishes alpha_S
     # by one Newton step), not from the half-updated one
     np.testing.assert_allclose(calls[1], before["engine_alpha"], rtol=1e-9, atol=1e-9)
@@ -458,3 +461,50 @@ def test_adult_stream_that_cycled_on_a_zero_bound_twin(shared_data):
         clf.partial_fit(Xa[perm[lo:lo + 10_000]], ya[perm[lo:lo + 10_000]], classes=[-1, 1])
     assert clf.n_seen_ == 12_000
     assert clf.kkt_residual() <= 1e-9
+
+
+def test_an_example_that_fails_twice_is_skipped_with_a_warning(monkeypatch):
+    """An example whose exact update fails even after rebuilding R is skipped (weight 0)
+    instead of stopping the stream: NumericalWarning, n_skipped_, and the model equals the
+    one learned from the chunk without that example."""
+    import warnings
+    from fastbudget import NumericalWarning
+    X, y = board(3000, 0.15, 11)
+    clf = TVMClassifier(budget=30, gamma=1 / (2 * 0.37)).fit(X[:1000], y[:1000])
+    ref = TVMClassifier(budget=30, gamma=1 / (2 * 0.37)).fit(X[:1000], y[:1000])
+    real = ktvm.tvm_partial_fit
+    bad = 700
+
+    def fails_at_bad_row(st, tw, Xc, yc, wc, B):
+        if wc[bad] > 0.0:
+            real(st, tw, Xc[:bad], yc[:bad], wc[:bad], B)
+            return ad.SINGULAR, bad
+        return real(st, tw, Xc, yc, wc, B)
+
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", fails_at_bad_row)
+    with pytest.warns(NumericalWarning, match=r"skipped 1 example\(s\) of this chunk \(rows \[700\]\)"):
+        clf.partial_fit(X[1000:], y[1000:])
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", real)
+    assert clf.n_skipped_ == 1 and clf.n_seen_ == 3000
+    w = np.ones(2000)
+    w[bad] = 0.0
+    ref.partial_fit(X[1000:], y[1000:], sample_weight=w)
+    Xt, _ = board(500, 0.0, 12)
+    np.testing.assert_allclose(clf.decision_function(Xt), ref.decision_function(Xt),
+                               rtol=1e-8, atol=1e-8)
+    assert clf.kkt_residual() <= 1e-9
+    # the counter is part of the saved model
+    import fastbudget
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.partial_fit(X[:10], y[:10])          # no warning when nothing is skipped
+    assert clf.n_skipped_ == 1
+
+
+def test_n_skipped_persists(tmp_path):
+    import fastbudget
+    X, y = board(500, 0.15, 13)
+    clf = TVMClassifier(budget=20, gamma=1 / (2 * 0.37)).fit(X, y)
+    clf.n_skipped_ = 3
+    clf.save(tmp_path / "m.npz")
+    assert fastbudget.load(tmp_path / "m.npz").n_skipped_ == 3

@@ -1,8 +1,10 @@
 """TVMClassifier: the Twin Vector Machine (Wang & Vucetic, SDM 2009; paper 000)."""
+import warnings
+
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import NumericalError, kernel_params, resolve_gamma
+from ..engine import NumericalError, NumericalWarning, kernel_params, resolve_gamma
 from ..kernels import adiabatic as ad
 from ..kernels import tvm as ktvm
 from ..kernels.merge import FEATURE, INPUT
@@ -78,6 +80,9 @@ class TVMClassifier(BudgetClassifier):
     intercept_ : float
     C_eff_ : float, the current effective C
     n_seen_, n_accepted_, n_merges_, n_rejected_, n_removed_ : int counters
+    n_skipped_ : int
+        Examples skipped because their exact update failed numerically even after
+        rebuilding R (each with a ``NumericalWarning``); 0 on well-conditioned streams.
 
     Examples
     --------
@@ -130,6 +135,7 @@ class TVMClassifier(BudgetClassifier):
     def _init_state(self, n_features):
         self.engine_state_ = None  # allocated on the first chunk (gamma='scale' needs data)
         self.twins_ = None
+        self.n_skipped_ = 0
 
     def _allocate(self, X):
         B = int(self.budget)
@@ -152,28 +158,52 @@ class TVMClassifier(BudgetClassifier):
         self.twins_ = tw
 
     # ------------------------------------------------------------ learning
+    # examples of one chunk that may be skipped (see _partial_fit_encoded) before giving up
+    MAX_SKIPS = 10
+
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
         fresh = self.engine_state_ is None
         if fresh:
             self._allocate(X)
         B = int(self.budget)
-        for attempt in range(2):
-            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm,
-                                               sample_weight, B)
+        w = sample_weight
+        skipped = []
+        attempt = 0
+        while True:
+            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm, w, B)
             if status == ad.OK:
-                return
+                break
             # undo the partial chunk (back to the transaction's snapshot, taken before
-            # this call), rebuild R from scratch, and replay the chunk once
+            # this call), rebuild R from scratch, and replay the chunk
             if fresh:
                 self._allocate(X)
             else:
                 self._rollback()
-            if attempt == 0:
-                ad.rebuild(self.engine_state_)
-        raise NumericalError(
-            f"Exact twin-vector update failed at row {row} of the chunk (status {status}). "
-            "The model is unchanged. Lower gamma or C, or standardise the features."
-            )
+            ad.rebuild(self.engine_state_)
+            attempt += 1
+            if attempt == 1:
+                continue
+            # it failed again after the rebuild: the example at `row` cannot be learned
+            # numerically from this state (e.g. a vector dependent on S that passed the
+            # pivot test). A stream learner skips it, like a rejected merge, rather than
+            # stop the stream; the replay learns the rest of the chunk exactly.
+            if w[row] == 0.0 or len(skipped) == self.MAX_SKIPS:
+                raise NumericalError(
+                    f"Exact twin-vector update failed at row {row} of the chunk (status "
+                    f"{status}), also after rebuilding R and skipping {len(skipped)} "
+                    "example(s). The model is unchanged. Lower gamma or C, or standardise "
+                    "the features.")
+            if w is sample_weight:
+                w = np.array(sample_weight, dtype=np.float64, copy=True)
+            w[row] = 0.0
+            skipped.append(int(row))
+        if skipped:
+            self.n_skipped_ = getattr(self, "n_skipped_", 0) + len(skipped)
+            warnings.warn(
+                f"TVMClassifier skipped {len(skipped)} example(s) of this chunk (rows "
+                f"{skipped}) whose exact update failed numerically even after rebuilding R; "
+                "the model is the exact SVM on its twins without them (n_skipped_ counts "
+                "them).", NumericalWarning, stacklevel=3)
 
     def _state_arrays(self):
         # the transaction's undo buffer (base class); the scratch twin fields are not state
@@ -257,7 +287,8 @@ class TVMClassifier(BudgetClassifier):
         self._check_fitted()
         if self.engine_state_ is None:
             return {"allocated": False}
-        state = {"allocated": True, "gamma_": float(self.gamma_)}
+        state = {"allocated": True, "gamma_": float(self.gamma_),
+                 "n_skipped": int(getattr(self, "n_skipped_", 0))}
         for name in _ENGINE_FIELDS:
             state["engine_" + name] = getattr(self.engine_state_, name).copy()
         for name in _TWIN_FIELDS:
@@ -274,6 +305,7 @@ class TVMClassifier(BudgetClassifier):
                 raise ValueError(f"unknown removal code {par[ktvm.P_REMOVAL]!r} in twin_par")
 
     def _set_state(self, state):
+        self.n_skipped_ = int(state.get("n_skipped", 0))    # (absent in older files)
         if not state.get("allocated", False):
             self.engine_state_ = None
             self.twins_ = None
