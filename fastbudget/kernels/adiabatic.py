@@ -322,6 +322,32 @@ def _s_add(st, k):
 
 
 # ---------------------------------------------------------------------------- the path
+@njit(cache=True, inline="always")
+def _leave_S(st, j, upper, stalled, hw):
+    """Margin vector j leaves S for its upper bound (E, alpha = its bound) or its lower
+    bound (R, alpha = 0). Every vector refused as linearly dependent on the old S may be
+    independent of the smaller one, so all compete again; except j itself when
+    ``stalled``: it joined S at the previous event and leaves without any progress, so its
+    pivot is numerically degenerate (in exact arithmetic a vector entering S cannot leave
+    at once) and it keeps its bound for the rest of the path instead of cycling."""
+    _st_alpha = st.alpha
+    _st_status = st.status
+    _st_skip = st.skip
+    if upper:
+        _st_alpha[j] = st.cb[j]
+        _st_status[j] = ERROR
+    else:
+        _st_alpha[j] = 0.0
+        _st_status[j] = RESERVE
+    st.g[j] = 0.0
+    _s_remove(st, j)
+    for i in range(hw):
+        _st_skip[i] = 0
+    if stalled:
+        _st_skip[j] = 1
+        st.ist[I_NREFUSED] += 1
+
+
 @njit(cache=True)
 def run_path(st, mode, c):
     """Follow one adiabatic path (see ``_path``). A margin vector at a bound may hold its
@@ -513,22 +539,9 @@ def _path(st, mode, c):
                         g[j] += s_min * (beta[p + 1] - g[j])
                 # it leaves for the bound that blocked it: a vector with both bounds at 0
                 # (a zero weight that grows, dcb > 0) blocked by its upper bound follows
-                # that bound in E; sent to R instead it would re-enter at once, forever
-                if not upper_min:
-                    alpha[j_min] = 0.0
-                    status[j_min] = RESERVE
-                else:
-                    alpha[j_min] = cb[j_min]
-                    status[j_min] = ERROR
-                g[j_min] = 0.0
-                _s_remove(st, j_min)
-                for i in range(hw):
-                    skip[i] = 0
-                if j_min == entered and s_min <= 0.0:
-                    # it joined S at the previous event and leaves at once without any
-                    # progress: numerically degenerate pivot (see the S -> R/E event below)
-                    skip[j_min] = 1
-                    st.ist[I_NREFUSED] += 1
+                # that bound in E; sent to R instead it would re-enter at once, forever.
+                # (No progress when it joined S at the previous event: see _leave_S.)
+                _leave_S(st, j_min, upper_min, j_min == entered and s_min <= 0.0, hw)
                 entered = -1
                 continue
             for p in range(nS):
@@ -660,25 +673,7 @@ def _path(st, mode, c):
                 alpha[c] = 0.0
             return OK
         elif ev_kind == 2 or ev_kind == 3:
-            if ev_kind == 2:
-                alpha[ev_idx] = 0.0
-                status[ev_idx] = RESERVE
-            else:
-                alpha[ev_idx] = cb[ev_idx]
-                status[ev_idx] = ERROR
-            g[ev_idx] = 0.0
-            _s_remove(st, ev_idx)
-            # a vector refused as linearly dependent on the old S may be independent of
-            # the smaller one: let it compete again
-            for i in range(hw):
-                skip[i] = 0
-            if ev_idx == entered and dt <= 0.0:
-                # it joined S at the previous event and leaves again without any progress:
-                # its pivot is numerically degenerate (in exact arithmetic a vector entering
-                # S cannot leave at once). Keep it at its bound for the rest of the path
-                # instead of cycling.
-                skip[ev_idx] = 1
-                st.ist[I_NREFUSED] += 1
+            _leave_S(st, ev_idx, ev_kind == 3, ev_idx == entered and dt <= 0.0, hw)
             entered = -1
         elif ev_kind == 4:
             g[ev_idx] = 0.0
