@@ -757,3 +757,35 @@ def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
     # a well-conditioned change of C on the same engine still works and certifies
     eng.set_C(C * 1.01)
     assert eng.kkt_residual() <= 1e-6
+
+
+
+@pytest.mark.parametrize("kernel,d,kw,noise,seed", [
+    ("linear", 1, {}, 1e-5, 151),                       # raised NumericalError before the cap
+    ("linear", 2, {}, 1e-3, 3),
+    ("poly", 1, {"degree": 2, "coef0": 1.0}, 1e-2, 5),
+    ("poly", 1, {"degree": 2, "coef0": 0.0}, 1e-2, 7),
+])
+def test_margin_set_never_exceeds_the_feature_dimension_plus_one(kernel, d, kw, noise, seed):
+    """|S| <= dim(feature space) + 1 (else [[0, y'], [y, Q]] is singular in exact
+    arithmetic): d + 1 for x.z, C(d + p, p) + 1 for (x.z + 1)^p, C(d + p - 1, p) + 1 for
+    (x.z)^p. Nearly collinear points with a large C fill S as far as it goes; on the first
+    case an ill-conditioned R let a 3rd margin vector of a 1-D linear kernel pass the pivot
+    test and the batch failed. (Closer to a line, e.g. 3-D points within 1e-4 of one, a batch
+    of 40 can still end in a clean NumericalError: the cap bounds |S|, not the conditioning.)"""
+    from math import comb
+    rng = np.random.default_rng(seed)
+    n = 40
+    t = rng.uniform(-1, 1, size=n)
+    X = np.outer(t, np.ones(d)) + noise * rng.normal(size=(n, d))   # near a line
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    eng = IncrementalEngine(n, d, C=1e4, kernel=kernel, gamma=1.0, **kw)
+    eng.add_batch(X, y, np.ones(n))
+    if kernel == "linear":
+        cap = d + 1
+    else:
+        p = kw["degree"]
+        cap = (comb(d + p, p) if kw["coef0"] else comb(d + p - 1, p)) + 1
+    assert int(eng.st.ist[ad.I_NS]) <= cap
+    certify(eng, kernel, {"gamma": 1.0, **kw})

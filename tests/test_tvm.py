@@ -508,3 +508,23 @@ def test_n_skipped_persists(tmp_path):
     clf.n_skipped_ = 3
     clf.save(tmp_path / "m.npz")
     assert fastbudget.load(tmp_path / "m.npz").n_skipped_ == 3
+
+
+def test_linear_kernel_margin_set_is_capped_by_the_feature_dimension():
+    """Linear N-Checkerboard (Table 4 protocol, stream order 1009): a 4th margin vector of
+    a 2-D linear kernel passed the round-off pivot test on an ill-conditioned R, and the
+    next rebuild of R failed, so one example was skipped. With the margin set capped at
+    d + 1 (dimension of the feature space plus the bias) nothing is skipped or warned."""
+    import warnings
+    from fastbudget import reproduce as R
+    Xa, ya, _, _ = R.load_set("N-Checkerboard", None)
+    perm = np.random.default_rng(1009).permutation(len(ya))
+    clf = TVMClassifier(budget=100, C=100.0, kernel="linear")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for lo in range(0, len(perm), 10_000):
+            idx = perm[lo:lo + 10_000]
+            clf.partial_fit(Xa[idx], ya[idx], classes=[-1, 1])
+    assert clf.n_skipped_ == 0
+    assert int(clf.engine_state_.ist[ad.I_NS]) <= Xa.shape[1] + 1
+    assert clf.kkt_residual() <= 1e-9

@@ -38,7 +38,7 @@ from numba import njit
 
 from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_rebuild, r_shrink_last,
                        r_swap)
-from .kernel import kernel_at, kernel_row_at, kernel_value
+from .kernel import LINEAR, POLY, kernel_at, kernel_row_at, kernel_value
 
 # slot status codes
 FREE = 0
@@ -256,6 +256,32 @@ def _new_column_residual(st, k, nS, r):
     return worst
 
 
+@njit(cache=True, inline="always")
+def _max_margin_set(st):
+    """The largest margin set whose bordered matrix [[0, y'], [y, Q]] can be nonsingular:
+    one more than the dimension of the kernel's feature space (d for the linear kernel,
+    the number of monomials of degree <= p for (gamma x.z + coef0)^p, unbounded for RBF).
+    A larger S is singular in exact arithmetic, whatever its pivot looked like in floating
+    point: nS + 1 vectors [1, phi(x_i)] in r + 1 dimensions are dependent, so
+    [0; c] with c' 1 = 0 and c' Phi = 0 is a null vector."""
+    code = st.ist[I_KCODE]
+    d = st.X.shape[1]
+    if code == LINEAR:
+        return d + 1
+    if code == POLY:
+        p = st.kpar[1]
+        if p >= 1.0 and p == np.floor(p) and p <= 64.0:
+            # monomials of degree exactly p in d variables (coef0 = 0), or of degree
+            # <= p (= degree exactly p in d + 1 variables) when coef0 != 0
+            n = d + 1 if st.kpar[2] != 0.0 else d
+            dim = 1.0
+            for i in range(1, int(p) + 1):
+                dim = dim * (n - 1 + i) / i
+            if dim < 1e15:
+                return int(np.round(dim)) + 1
+    return st.X.shape[0] + 1
+
+
 @njit(cache=True)
 def _s_add(st, k):
     """Try to add slot k to S and grow R (eq. 13). Returns False when k is linearly
@@ -270,6 +296,11 @@ def _s_add(st, k):
     _st_v = st.v
     _st_y = st.y
     nS = _st_ist[I_NS]
+    if nS >= _max_margin_set(st):
+        # dependent in exact arithmetic; an ill-conditioned R can still show a pivot
+        # above the round-off threshold (2-D linear kernel, 4th margin vector)
+        _st_ist[I_NREFUSED] += 1
+        return False
     if nS == 0:
         r_first(_st_R, _st_y[k], _st_K[k, k])
     else:
