@@ -156,7 +156,11 @@ class IncrementalEngine:
         """Learn the rows of X in order inside one compiled call; returns their slots.
 
         Transactional: on a numerical failure the batch is undone, R rebuilt and the batch
-        retried once; a second failure raises NumericalError with the engine unchanged."""
+        retried. When the retry fails too at row i > 0, rows before i are learned again on
+        the fresh R (the same operations on the same state: the same result), R is rebuilt
+        there and the batch goes on from row i, as learning it in two calls would. Only a
+        row that fails right after a rebuild raises NumericalError, with the engine as it
+        was before the call."""
         n = X.shape[0]
         if n > self.capacity - self.n_live:
             raise CapacityError(
@@ -165,18 +169,36 @@ class IncrementalEngine:
                 "with a larger capacity, unlearn examples first, or use a budgeted learner "
                 "(TVMClassifier)."
             )
+        st = self.st
         slots = np.empty(n, dtype=np.int64)
         snap = self.snapshot()
-        for attempt in range(2):
-            status, done = ad.add_batch(self.st, X, y, weight, slots)
+        lo = 0
+        fresh = False  # R was rebuilt at ``lo``: a retry would repeat the same operations
+        while True:
+            seg = snap if lo == 0 else self.snapshot()
+            status, done = ad.add_batch(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
             if status == ad.OK:
                 return slots
-            self.restore(snap)
-            if attempt == 0:
-                ad.rebuild(self.st)
+            self.restore(seg)
+            if not fresh:
+                ad.rebuild(st)
+                status, done = ad.add_batch(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
+                if status == ad.OK:
+                    return slots
+                self.restore(seg)
+                ad.rebuild(st)
+            if done == 0 or ad.add_batch(st, X[lo:lo + done], y[lo:lo + done],
+                                         weight[lo:lo + done], slots[lo:lo + done])[0] != ad.OK:
+                break
+            lo += done
+            ad.rebuild(st)
+            fresh = True
+        self.restore(snap)
         raise NumericalError(
-            f"Exact SVM update failed at row {done}: {_MESSAGES.get(status, status)}; R was "
-            "rebuilt and the chunk retried once. Nothing of the chunk was learned."
+            f"Exact SVM update failed at row {lo + done}: {_MESSAGES.get(status, status)}, "
+            "also right after rebuilding R. Nothing of the chunk was learned. Near-duplicate "
+            "examples with a very wide kernel or a large C are the usual cause: lower gamma "
+            "or C, or drop duplicates."
         )
 
     @property

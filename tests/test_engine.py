@@ -789,3 +789,52 @@ def test_margin_set_never_exceeds_the_feature_dimension_plus_one(kernel, d, kw, 
         cap = (comb(d + p, p) if kw["coef0"] else comb(d + p - 1, p)) + 1
     assert int(eng.st.ist[ad.I_NS]) <= cap
     certify(eng, kernel, {"gamma": 1.0, **kw})
+
+
+def _near_line(kernel, d, noise, seed, n=40):
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(-1, 1, size=n)
+    X = np.outer(t, np.ones(d)) + noise * rng.normal(size=(n, d))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    kw = {} if kernel == "linear" else {"degree": 2, "coef0": 1.0}
+    return X, y, kw
+
+
+@pytest.mark.parametrize("kernel,d,noise,seed", [
+    ("linear", 3, 1e-5, 73), ("poly", 1, 1e-3, 139), ("poly", 1, 1e-7, 92)])
+def test_add_batch_rebuilds_where_the_trouble_starts(kernel, d, noise, seed):
+    """Near-collinear points, C = 1e4: the batch failed twice (also after one rebuild of R)
+    and raised NumericalError, while learning it in several calls worked. add_batch now
+    keeps the rows learned on the fresh R and rebuilds R at the failing row; the result is
+    the exact SVM on all rows."""
+    X, y, kw = _near_line(kernel, d, noise, seed)
+    eng = IncrementalEngine(len(y), d, C=1e4, kernel=kernel, gamma=1.0, **kw)
+    slots = eng.add_batch(X, y, np.ones(len(y)))
+    assert np.array_equal(np.sort(slots), np.arange(len(y)))
+    assert np.array_equal(eng.st.X[slots], X)
+    certify(eng, kernel, {"gamma": 1.0, **kw})
+
+
+def test_add_batch_that_fails_right_after_a_rebuild_leaves_the_engine_unchanged():
+    """3-D points within 1e-4 of a line, C = 1e4: after the first 5 rows, row 30 of the
+    data cycles even on a fresh R. The whole batch is refused, with a message that says
+    what to do, and the engine is bit-identical to before the call."""
+    X, y, kw = _near_line("linear", 3, 1e-4, 30)
+    eng = IncrementalEngine(len(y), 3, C=1e4, kernel="linear", gamma=1.0)
+    eng.add_batch(X[:5], y[:5], np.ones(5))
+    before = [a.copy() for a in eng.st]
+    with pytest.raises(NumericalError, match="failed at row 25.*lower gamma or C"):
+        eng.add_batch(X[5:], y[5:], np.ones(len(y) - 5))
+    work = ("beta", "v", "gam", "wv", "dcb", "skip", "sparse", "insp")
+    for name, a, b in zip(eng.st._fields, before, eng.st):
+        if name in ("X", "K"):       # written only in slots that are free again
+            live = np.flatnonzero(before[eng.st._fields.index("status")] != ad.FREE)
+            sub = np.ix_(live, live) if name == "K" else live
+            assert np.array_equal(a[sub], b[sub]), name
+        elif name == "R":
+            m = int(eng.st.ist[ad.I_NS]) + 1
+            assert np.array_equal(a[:m, :m], b[:m, :m]), name
+        elif name not in work:
+            assert np.array_equal(a, b), name
+    certify(eng, "linear", {"gamma": 1.0})
