@@ -49,8 +49,9 @@ def decision(alpha, y, b, Kx):
 def kt_report(alpha, b, y, K, cb, rtol_bound=1e-12):
     """KT violations of (alpha, b) for the weighted dual, computed from scratch.
 
-    The partition is read from alpha: at zero (R), at its bound within
-    ``rtol_bound * cb`` (E), strictly inside (S). Zero-bound examples carry no constraint.
+    The partition is read from alpha: at zero (R) or at its bound (E), both within
+    ``rtol_bound * cb``, else strictly inside (S): an alpha of 1e-18 left by the round-off
+    of a path is at zero, not a free support vector that would pin b down. Zero-bound examples carry no constraint.
 
     Returns a dict with
 
@@ -68,7 +69,7 @@ def kt_report(alpha, b, y, K, cb, rtol_bound=1e-12):
     scale = np.maximum(1.0, np.abs(K) @ np.abs(alpha) + abs(b))
     live = cb > 0
     atb = live & (alpha >= cb * (1 - rtol_bound)) & (alpha > 0)
-    atz = live & (alpha <= 0) & ~atb
+    atz = live & (alpha <= cb * rtol_bound) & ~atb  # (a round-off zero is at zero)
     ins = live & ~atb & ~atz
     v = np.zeros_like(g)
     v[ins] = np.abs(g[ins])
@@ -91,7 +92,7 @@ def bias_interval(alpha, y, K, cb, rtol_bound=1e-12):
     h = K @ (alpha * y)  # f - b
     live = cb > 0
     atb = live & (alpha >= cb * (1 - rtol_bound)) & (alpha > 0)
-    atz = live & (alpha <= 0) & ~atb
+    atz = live & (alpha <= cb * rtol_bound) & ~atb  # (a round-off zero is at zero)
     lo, hi = -np.inf, np.inf
     # R: y (h + b) >= 1 ; E: y (h + b) <= 1
     for mask, sign in ((atz, 1.0), (atb, -1.0)):
