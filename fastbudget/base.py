@@ -29,7 +29,9 @@ scikit-learn tags.
 import contextlib
 import copy
 import inspect
+import math
 import numbers
+import operator
 import sys
 import warnings
 
@@ -372,6 +374,37 @@ class BudgetClassifier:
             )
         return X, self._encode_y(y, cls), cls
 
+    def _check_one(self, x, y, sample_weight):
+        """Validate one example of a fitted binary learner in its plain form, cheaply.
+
+        ``x`` a C-contiguous float64 ndarray of shape ``(n_features_in_,)`` with finite
+        values, ``y`` a scalar equal to one of the two ``classes_``, ``sample_weight`` a
+        finite non-negative float. Returns the chunk of one row ``partial_fit`` would learn
+        from them, ``(X (1, d), y_pm (1,), w (1,))``, the same arrays as ``_check_Xy`` and
+        ``_check_sample_weight`` return; or None for anything else (an unfitted or
+        multi-class learner, other types, bad values), which the general validation then
+        decides on, raising for bad input. Nothing is modified.
+        """
+        cls = self.__dict__.get("classes_")
+        if (cls is None or not self._binary_only
+                or type(self)._encode_y is not BudgetClassifier._encode_y
+                or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
+                or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
+                or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
+                or not 0.0 <= sample_weight < np.inf or not math.isfinite(x @ x)):
+            return None
+        # (x @ x is finite iff every value is, unless the squares overflow: the general
+        # validation then accepts x; it costs half of np.isfinite(x).all(). A label of
+        # another type compares unequal to both classes, as do NaN and a continuous value:
+        # None, and the general validation says why.)
+        if y == cls[-1]:
+            y_pm = 1.0
+        elif y == cls[0]:
+            y_pm = -1.0
+        else:
+            return None
+        return x.reshape(1, -1), np.array([y_pm]), np.array([sample_weight])
+
     # ------------------------------------------------------------------ transactions
     def _state_arrays(self):
         """The arrays holding the fitted state, not copied, or None (not exposed).
@@ -386,18 +419,19 @@ class BudgetClassifier:
     def _undo_copy(self, live, to_live=False):
         """Copy ``live`` (``_state_arrays()``) into the undo buffer, or back (``to_live``)."""
         undo = self.__dict__.get("_undo")
-        if undo is None or len(undo) != len(live) or any(
-                a is not b for a, (b, _) in zip(live, undo)):
+        if undo is None or len(undo[0]) != len(live) or not all(map(operator.is_, live, undo[0])):
             if to_live:
                 raise RuntimeError("no snapshot to roll back to")
-            undo = [(a, np.empty_like(a)) for a in live]
+            undo = (list(live), [np.empty_like(a) for a in live])
             self.__dict__["_undo"] = undo
+        # (slice assignment, not np.copyto: the same copy at half the call overhead, which
+        # is most of the cost for the dozens of small state arrays)
         if to_live:
-            for a, u in undo:
-                np.copyto(a, u)
+            for a, u in zip(*undo):
+                a[...] = u
         else:
-            for a, u in undo:
-                np.copyto(u, a)
+            for a, u in zip(*undo):
+                u[...] = a
 
     def _rollback(self):
         """Put the state arrays back as the current transaction found them (in place)."""
@@ -598,6 +632,10 @@ class BudgetClassifier:
             return float(np.mean(pred == y))
         w = np.asarray(sample_weight, dtype=np.float64)
         return float(np.sum(w * (pred == y)) / np.sum(w))
+
+
+# scalar labels that ``_check_one`` compares with the classes itself
+_PLAIN_LABEL = (int, float, str, np.integer, np.floating, np.bool_, np.str_)
 
 
 def _copy_state(state):

@@ -1,6 +1,7 @@
 """TVMClassifier: exactness on the twin set, the merge cache, control of C, memory, API."""
 import numpy as np
 import pytest
+from _helpers import assert_same_state, model_state
 from reference import svm_reference as ref
 
 from fastbudget import TVMClassifier
@@ -434,16 +435,141 @@ def test_learn_one_allocates_no_state_copy():
     import tracemalloc
     X, y = board(3000, 0.15, 9)
     clf = TVMClassifier(budget=100, gamma=1 / (2 * 0.37)).fit(X[:2000], y[:2000])
-    clf.learn_one(X[2000], y[2000])          # the undo buffer is allocated here, once
+    i = 2000
+    while "_undo" not in clf.__dict__:    # allocated once, by the first example learned
+        clf.learn_one(X[i], y[i])
+        i += 1
+    accepted = clf.n_accepted_
     tracemalloc.start()
     try:
-        for i in range(2001, 2200):
+        for i in range(i, i + 200):
             clf.learn_one(X[i], y[i])
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.reset_peak()
             assert peak < 0.05 * clf.memory_bytes(), (i, peak)
     finally:
         tracemalloc.stop()
+    assert clf.n_accepted_ - accepted > 20      # learned examples among them, not only counted
+
+
+def _one_row_model(clf, X, y, w=None):
+    """The model partial_fit learns from single rows (the general path of learn_one)."""
+    for i in range(X.shape[0]):
+        clf.partial_fit(X[i:i + 1], y[i:i + 1],
+                        sample_weight=None if w is None else w[i:i + 1])
+    return clf
+
+
+@pytest.mark.parametrize("kw", [
+    dict(budget=12, gamma=1.35), dict(budget=10, kernel="poly", gamma=0.5, merge="feature"),
+    dict(budget=8, kernel="linear", removal="own_side", rejection=None),
+])
+def test_learn_one_is_partial_fit_of_one_row(kw):
+    """learn_one (its cheap path: no snapshot for an example that is only counted) gives
+    the model of partial_fit on one row, bit for bit: every state array, every counter,
+    with weights (0 included), and with labels of other types than the classes."""
+    X, y = board(1200, 0.15, 21)
+    w = np.random.default_rng(0).choice([0.0, 0.5, 1.0, 3.0], size=len(y))
+    cases = [
+        (lambda i: (X[i], int(y[i]), 1.0), None),
+        (lambda i: (X[i], np.int64(y[i]), float(w[i])), w),
+        (lambda i: (X[i], float(y[i]), 1.0), None),
+    ]
+    for make, weights in cases:
+        a = TVMClassifier(**kw).partial_fit(X[:3], y[:3], classes=[-1, 1])
+        b = TVMClassifier(**kw).partial_fit(X[:3], y[:3], classes=[-1, 1])
+        for i in range(3, len(y)):
+            a.learn_one(*make(i))
+        _one_row_model(b, X[3:], y[3:], None if weights is None else weights[3:])
+        assert_same_state(model_state(a), model_state(b))
+        assert a.n_merges_ + a.n_removed_ > 20 and a.n_accepted_ < a.n_seen_ - 200
+
+
+def test_learn_one_other_input_forms_and_string_labels():
+    """Input outside the cheap path (a list, a (1, d) row, a strided row, an integer
+    weight) and string labels learn the same model."""
+    X, y = board(600, 0.15, 22)
+    lab = np.where(y > 0, "pos", "neg")
+    a = TVMClassifier(budget=10, gamma=1.35).partial_fit(X[:3], lab[:3])
+    b = TVMClassifier(budget=10, gamma=1.35).partial_fit(X[:3], lab[:3])
+    strided = np.repeat(X, 2, axis=1)[:, ::2]
+    forms = [lambda i: X[i].tolist(), lambda i: X[i:i + 1], lambda i: strided[i],
+             lambda i: X[i]]
+    for i in range(3, len(y)):
+        a.learn_one(forms[i % 4](i), lab[i], sample_weight=2 if i % 5 == 0 else 1.0)
+    w = np.where(np.arange(len(y)) % 5 == 0, 2.0, 1.0)
+    _one_row_model(b, X[3:], lab[3:], w[3:])
+    assert_same_state(model_state(a), model_state(b))
+
+
+@pytest.mark.parametrize("args,match", [
+    ((np.array([0.1, np.nan]), 1), "NaN or infinity"),
+    ((np.array([np.inf, 0.0]), 1), "NaN or infinity"),
+    ((np.array([0.1, 0.2, 0.3]), 1), "X has 3 features"),
+    ((np.array([0.1, 0.2]), 7), "not among the classes"),
+    ((np.array([0.1, 0.2]), 0.5), "continuous values"),
+    ((np.array([0.1, 0.2]), float("nan")), "NaN or infinity"),
+    ((np.array([0.1, 0.2]), "pos"), "not among the classes"),
+    ((np.array([0.1, 0.2]), 1, -1.0), "non-negative"),
+    ((np.array([0.1, 0.2]), 1, float("nan")), "finite and non-negative"),
+    ((np.array([0.1, 0.2]), 1, float("inf")), "finite and non-negative"),
+    ((np.array(["a", "b"]), 1), "could not convert"),
+])
+def test_learn_one_bad_input_raises_and_leaves_the_model_unchanged(args, match):
+    X, y = board(800, 0.15, 23)
+    clf = TVMClassifier(budget=20, gamma=1.35).fit(X, y)
+    before = model_state(clf)
+    with pytest.raises(ValueError, match=match):
+        clf.learn_one(*args)
+    assert_same_state(model_state(clf), before)
+    clf.learn_one(X[0], y[0])                    # and it still learns
+
+
+def test_learn_one_before_fit_raises():
+    with pytest.raises(ValueError, match="one class"):
+        TVMClassifier(budget=10).learn_one(np.array([0.1, 0.2]), 1)
+
+
+def _beneficial_rows(clf, X, lo, hi):
+    """Rows whose |f| is safely inside [lo, hi] (f is the scaled decision value)."""
+    f = np.abs(clf.decision_function(X))
+    return np.flatnonzero((f > lo) & (f < hi))
+
+
+def test_learn_one_numerical_failure_rolls_back_bit_identical(monkeypatch):
+    """An example that is learned (Beneficial, budget full: a merge or a removal) and whose
+    compiled update fails twice raises NumericalError with every state array bit-identical
+    to before; an example that is only counted never reaches that update."""
+    from fastbudget import NumericalError
+    X, y = board(3000, 0.15, 24)
+    clf = TVMClassifier(budget=30, gamma=1 / (2 * 0.37)).fit(X[:2000], y[:2000])
+    assert clf.n_twins_ == 30
+    real = ktvm.tvm_partial_fit
+    calls = []
+
+    def failing(st, tw, Xc, yc, wc, B):
+        before = tw.ist.copy()
+        real(st, tw, Xc, yc, wc, B)                       # the state really changes
+        calls.append(tw.ist[ktvm.T_ACCEPTED] - before[ktvm.T_ACCEPTED])
+        return ad.SINGULAR, 0
+
+    monkeypatch.setattr(ktvm, "tvm_partial_fit", failing)
+    i = 2000 + _beneficial_rows(clf, X[2000:], 0.0, 0.5)[0]
+    before = model_state(clf)
+    with pytest.raises(NumericalError, match="The model is unchanged"):
+        clf.learn_one(X[i], y[i])
+    # learned (then undone) on the try and on the replay after the rebuild; the replay with
+    # the example skipped (weight 0) fails too, so there is nothing left to skip
+    assert calls == [1, 1, 0]
+    assert_same_state(model_state(clf), before)
+    # far outside the margin: only counted, in compiled code, without the update
+    j = 2000 + _beneficial_rows(clf, X[2000:], 2.0, np.inf)[0]
+    clf.learn_one(X[j], y[j])
+    assert len(calls) == 3
+    after = model_state(clf)
+    assert after["twin_ist"][ktvm.T_SEEN] == before["twin_ist"][ktvm.T_SEEN] + 1
+    after["twin_ist"][ktvm.T_SEEN] -= 1
+    assert_same_state(after, before)
 
 
 def test_adult_stream_that_cycled_on_a_zero_bound_twin(shared_data):

@@ -426,6 +426,19 @@ def _learn_one(st, tw, x, yi, wi, B):
     return s, True
 
 
+@njit(cache=True, inline="always")
+def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
+    """True when row t of X (weight ``wt``) is not learned: its weight is 0, or the budget
+    is full and it is not Beneficial (Alg. 2: |f(x)| > m1)."""
+    if wt <= 0.0:
+        return True
+    if ntw >= B:
+        f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
+        if abs(f) > m1 * fs[ad.F_MU]:
+            return True
+    return False
+
+
 @njit(cache=True)
 def tvm_partial_fit(st, tw, X, y, w, B):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
@@ -445,19 +458,33 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     code = _st_ist[ad.I_KCODE]
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
-        if w[t] <= 0.0:
-            continue
         # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
         # (whose two state tuples hold ~45 arrays) costs reference-count updates that
         # would dominate the cost of scoring
-        if _tw_ist[T_NTW] >= B:
-            f = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, _st_fs[ad.F_B])
-            if abs(f) > m1 * _st_fs[ad.F_MU]:
-                continue
+        if _only_counted(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
+                         w[t], B):
+            continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
             return s, t
     return ad.OK, X.shape[0]
+
+
+@njit(cache=True)
+def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B):
+    """The test that ``tvm_partial_fit`` applies first to a chunk of one row (``X`` of shape
+    (1, d), weight ``wt``), taking the few arrays it reads rather than the state tuples,
+    whose unboxing costs a Python caller more than the test.
+
+    When the row would only be counted (weight 0, or not Beneficial), counts it as seen
+    (``tw_ist``, modified in place) and returns True: that is all ``tvm_partial_fit`` would
+    do. Otherwise changes nothing and returns False: learn the row with ``tvm_partial_fit``.
+    """
+    if _only_counted(st_ist[ad.I_KCODE], kpar, Q, coef, fs, par[P_M1], tw_ist[T_NTW], X, 0,
+                     wt, B):
+        tw_ist[T_SEEN] += 1
+        return True
+    return False
 
 
 @njit(cache=True)
