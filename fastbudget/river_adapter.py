@@ -104,7 +104,11 @@ class RiverClassifier(_Base):
         v = self._vector(x)
         est = self.estimator
         if est.__sklearn_is_fitted__():
-            est.partial_fit(v[None, :], [y])
+            one = getattr(est, "learn_one", None)     # (TVM's skips most of the overhead)
+            if one is not None:
+                one(v, y)
+            else:
+                est.partial_fit(v[None, :], [y])
             return
         if self.classes is not None:
             est.partial_fit(v[None, :], [y], classes=self.classes)
