@@ -136,3 +136,47 @@ def test_zero_weight_examples_are_held_but_inert(rng):
     w[0] = 5.0
     f_ref, _ = oracle_decision(X, y, w, 10.0, "rbf", Xt, **kw)
     assert rel_diff(clf.decision_function(Xt), f_ref) <= AGREE
+
+
+def test_partial_fit_transaction_copies_no_capacity_squared_state(monkeypatch):
+    """partial_fit's rollback uses the engine's snapshot (per-slot vectors and the live
+    block of R), not an undo buffer holding a second K and R (capacity^2 each): the peak
+    allocation of a call stays far below one of them, and an exception after the engine
+    learned the chunk still leaves the model exactly as it was (then learning goes on as if
+    the failed call never happened)."""
+    import tracemalloc
+    rng = np.random.default_rng(3)
+    X, y = make_data(rng, 700, 3)
+    a = IncrementalSVC(C=10.0, gamma=0.5, capacity=1500).fit(X[:300], y[:300])
+    b = IncrementalSVC(C=10.0, gamma=0.5, capacity=1500).fit(X[:300], y[:300])
+    a.partial_fit(X[300:350], y[300:350])
+    b.partial_fit(X[300:350], y[300:350])
+    K_bytes = a.engine_.st.K.nbytes
+    tracemalloc.start()
+    a.partial_fit(X[350:400], y[350:400])
+    b.partial_fit(X[350:400], y[350:400])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < K_bytes / 10, (peak, K_bytes)
+    assert "_undo" not in a.__dict__
+
+    # an exception after the engine learned the chunk (as KeyboardInterrupt could)
+    from fastbudget.engine import IncrementalEngine
+    real = IncrementalEngine.add_batch
+
+    def learn_then_raise(self, *args):
+        real(self, *args)
+        raise KeyboardInterrupt
+
+    Xt = rng.normal(size=(200, 3))
+    f0 = a.decision_function(Xt)
+    monkeypatch.setattr(IncrementalEngine, "add_batch", learn_then_raise)
+    with pytest.raises(KeyboardInterrupt):
+        a.partial_fit(X[400:450], y[400:450])
+    monkeypatch.setattr(IncrementalEngine, "add_batch", real)
+    assert np.array_equal(a.decision_function(Xt), f0)
+    assert a.n_features_in_ == 3 and a.engine_.n_live == 400
+    a.partial_fit(X[450:700], y[450:700])
+    b.partial_fit(X[450:700], y[450:700])
+    assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
+    assert np.array_equal(a.dual_coef_, b.dual_coef_)
