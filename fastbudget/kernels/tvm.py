@@ -69,7 +69,8 @@ SCRATCH_FIELDS = ("pk", "pi")
 
 def scratch_fields(n):
     """The scratch arrays for n = budget + 2 twin indices: all pairs' merge costs and
-    indices, for the rejection fallback."""
+    indices, for the rejection fallback (``pk`` also holds one row of feature-space merge
+    costs for the nearest-merge-neighbour cache)."""
     npairs = n * (n - 1) // 2
     return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64)}
 
@@ -180,6 +181,7 @@ def _sync(st, tw, mode):
     _tw_nn_idx = tw.nn_idx
     _tw_order = tw.order
     _tw_par = tw.par
+    _tw_pk = tw.pk
     _tw_s_tot = tw.s_tot
     _tw_side = tw.side
     _tw_tmp = tw.tmp
@@ -209,7 +211,8 @@ def _sync(st, tw, mode):
                 _tw_dirty[j] = 1
     _tw_ist[T_NNROWS] += nn_update(mode, _st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_s_tot,
                                   _tw_side, one_sided, _tw_active, _tw_dirty, _tw_nn_idx,
-                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, _tw_order)
+                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, _tw_order,
+                                  _tw_pk)
     for j in range(_tw_active.shape[0]):
         _tw_dirty[j] = 0
     return s
