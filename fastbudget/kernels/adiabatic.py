@@ -881,7 +881,8 @@ def place(st, c, x, yc):
 
 @njit(cache=True, inline="always")
 def place_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, rows, vals, c, x, yc):
-    """``place`` on the state's arrays (``rows`` = ``st.sparse``, ``vals`` = ``st.gam``)."""
+    """``place`` on the state's arrays (``rows`` = ``st.sparse``, ``vals`` = ``st.gam``).
+    Returns f(x) (without the label: g_c = yc f(x) - mu)."""
     code = ist[I_KCODE]
     d = x.shape[0]
     for k in range(d):
@@ -915,13 +916,20 @@ def place_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, rows, vals, c, x,
     cb[c] = 0.0
     alpha[c] = 0.0
     status[c] = ZERO
-    g[c] = yc * decision_at_slot(K, alpha, y, hw, fs[F_B], c) - fs[F_MU]
+    f = decision_at_slot(K, alpha, y, hw, fs[F_B], c)
+    g[c] = yc * f - fs[F_MU]
+    return f
 
 
 @njit(cache=True, inline="always")
-def place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, c, src, yc):
+def place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, c, src, yc, f):
     """Like ``place`` for a point equal to slot ``src``'s (a twin's other half): copies the
-    point and its kernel row instead of recomputing them. Modified in place."""
+    point and its kernel row instead of recomputing them. Modified in place.
+
+    ``f`` is f(x_src) as ``place_at`` returned it when it placed ``src`` (with ``c`` free or
+    at weight 0, as now): f(x_c) is then the same sum term by term, since the two kernel
+    rows agree and the terms that may differ (columns src and c, slots beyond the old
+    high-water mark) have alpha = 0; so it is not summed again."""
     d = X.shape[1]
     for k in range(d):
         X[c, k] = X[src, k]
@@ -939,7 +947,7 @@ def place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, c, src, yc):
     cb[c] = 0.0
     alpha[c] = 0.0
     status[c] = ZERO
-    g[c] = yc * decision_at_slot(K, alpha, y, hw, fs[F_B], c) - fs[F_MU]
+    g[c] = yc * f - fs[F_MU]
 
 
 @njit(cache=True)

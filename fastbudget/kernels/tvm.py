@@ -135,9 +135,9 @@ def _place_twin(st, tw, j, q, sp, sn):
     K = st.K
     fs = st.fs
     ist = st.ist
-    ad.place_at(X, y, wt, cb, alpha, g, status, K, st.kpar, fs, ist, st.sparse, st.gam, 2 * j,
-                _tw_Q[j], 1.0)
-    ad.place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, 2 * j + 1, 2 * j, -1.0)
+    f = ad.place_at(X, y, wt, cb, alpha, g, status, K, st.kpar, fs, ist, st.sparse, st.gam,
+                    2 * j, _tw_Q[j], 1.0)
+    ad.place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, 2 * j + 1, 2 * j, -1.0, f)
     _tw_s_pos[j] = sp
     _tw_s_neg[j] = sn
     _tw_s_tot[j] = sp + sn
