@@ -406,8 +406,8 @@ def _src_ranges():
     # run_path: the sections of one adiabatic step
     mark(ad.run_path, "path: setup / step control")
     mark(ad.run_path, "path: driven row wv = K[d,:] y_d r_d",
-         "# -------- driven contributions", "nS = _st_ist[I_NS]")
-    mark(ad.run_path, "path: beta = -R v (O(|S|^2))", "nS = _st_ist[I_NS]",
+         "# -------- driven contributions", "nS = ist[I_NS]")
+    mark(ad.run_path, "path: beta = -R v (O(|S|^2))", "nS = ist[I_NS]",
          "# -------- margin sensitivities")
     mark(ad.run_path, "path: gamma = K[S,:] beta (O(|S| n))", "# -------- margin sensitivities",
          "# -------- largest step")
@@ -417,11 +417,11 @@ def _src_ranges():
     mark(ad.run_path, "path: event bookkeeping", "# -------- bookkeeping")
     # inlined into _learn_one
     mark(ktvm._place_twin, "place: copy q, twin weights")
-    mark(ad.place, "place: store x, status")
-    mark(ad.place, "place: list the live slots", "paired = _st_ist[I_PAIRED]", "vals = _st_gam")
-    mark(ad.place, "place: write K[c, :] and K[:, c]", "for k in range(n_rows):", "if paired:")
-    mark(ad.place, "place: copy paired entries of K", "if paired:", "_st_y[c] = yc")
-    mark(ad.place_copy, "place_copy: copy K row and column")
+    mark(ad.place_at, "place: store x, status")
+    mark(ad.place_at, "place: list the live slots", "paired = ist[I_PAIRED]", "kernel_row_at(")
+    mark(ad.place_at, "place: write K[c, :] and K[:, c]", "for k in range(n_rows):", "if paired:")
+    mark(ad.place_at, "place: copy paired entries of K", "if paired:", "y[c] = yc")
+    mark(ad.place_copy_at, "place_copy: copy K row and column")
     mark(ad.decision_at_slot, "g of a new slot (decision_at_slot, O(hw))")
     for fn in (ad.transfer, ad.bounds_path):
         mark(fn, "transfer/bounds_path setup and wrap-up")

@@ -30,6 +30,14 @@ the bookkeeping events of Sec. 2.3:
 
 With an empty margin set the equality constraint pins the driven multipliers, so only b
 moves until the first example reaches the margin (the "S empty" trap in DESIGN.md).
+
+Reference counts: a compiled function that receives the state tuple increments and
+decrements (atomically) the reference count of each member array it uses, and again for
+each member it binds to a local name; an inlined helper does the same for its parameters.
+LLVM removes such pairs only within short call-free stretches of code, so on the hot paths
+they cost as much as the arithmetic. The helpers of those paths therefore take the arrays
+they use (``decision_at_slot``, ``place_at``, ``_s_add``, ...), and ``run_path`` binds each
+array once for the whole path.
 """
 from collections import namedtuple
 
@@ -164,19 +172,14 @@ def engine_nbytes(n, d):
 
 # ---------------------------------------------------------------------------- helpers
 @njit(cache=True, inline="always")
-def decision_at_slot(st, i):
-    """f(x_i) = sum_j alpha_j y_j K_ij + b, from the cached kernel matrix."""
-    _st_K = st.K
-    _st_alpha = st.alpha
-    _st_fs = st.fs
-    _st_ist = st.ist
-    _st_y = st.y
-    hw = _st_ist[I_HW]
-    s = _st_fs[F_B]
+def decision_at_slot(K, alpha, y, hw, b, i):
+    """f(x_i) = sum_{j < hw} alpha_j y_j K_ij + b, from the cached kernel matrix (the
+    state's arrays ``K``, ``alpha``, ``y``; bias ``b``)."""
+    s = b
     for j in range(hw):
-        a = _st_alpha[j]
+        a = alpha[j]
         if a != 0.0:
-            s += a * _st_y[j] * _st_K[i, j]
+            s += a * y[j] * K[i, j]
     return s
 
 
@@ -200,52 +203,41 @@ def decision_point(st, x):
 
 
 @njit(cache=True, inline="always")
-def _s_remove(st, j):
+def _s_remove(R, S_idx, spos, ist, j):
     """Take margin vector j out of S and shrink R (eq. 14). Modified in place."""
-    _st_R = st.R
-    _st_S_idx = st.S_idx
-    _st_ist = st.ist
-    _st_spos = st.spos
-    nS = _st_ist[I_NS]
-    p = _st_spos[j]
+    nS = ist[I_NS]
+    p = spos[j]
     last = nS - 1
     if p != last:
-        r_swap(_st_R, nS + 1, p + 1, last + 1)
-        moved = _st_S_idx[last]
-        _st_S_idx[p] = moved
-        _st_spos[moved] = p
+        r_swap(R, nS + 1, p + 1, last + 1)
+        moved = S_idx[last]
+        S_idx[p] = moved
+        spos[moved] = p
     if nS > 1:
-        r_shrink_last(_st_R, nS + 1)
-    _st_S_idx[last] = -1
-    _st_spos[j] = -1
-    _st_ist[I_NS] = nS - 1
+        r_shrink_last(R, nS + 1)
+    S_idx[last] = -1
+    spos[j] = -1
+    ist[I_NS] = nS - 1
 
 
 @njit(cache=True)
-def _new_column_residual(st, k, nS, r):
+def _new_column_residual(K, R, S_idx, y, k, nS, r):
     """r[i] = delta_im - (J R)[i, m] for the column m = nS + 1 that growing S by ``k`` just
     appended to R (the rest of the live block is not checked); returns max_i |r[i]|.
     ``r`` (>= nS + 2) is modified in place. O(nS^2)."""
-    _st_K = st.K
-    _st_R = st.R
-    _st_S_idx = st.S_idx
-    _st_y = st.y
-    R = _st_R
-    y = _st_y
-    K = _st_K
     m = nS + 1
     worst = 0.0
     for i in range(m + 1):
-        a = k if i == m else (_st_S_idx[i - 1] if i > 0 else -1)
+        a = k if i == m else (S_idx[i - 1] if i > 0 else -1)
         if i == 0:
             s = 0.0
             for q in range(nS):
-                s += y[_st_S_idx[q]] * R[q + 1, m]
+                s += y[S_idx[q]] * R[q + 1, m]
             s += y[k] * R[m, m]
         else:
             s = y[a] * R[0, m]
             for q in range(nS):
-                c = _st_S_idx[q]
+                c = S_idx[q]
                 s += y[a] * y[c] * K[a, c] * R[q + 1, m]
             s += y[a] * y[k] * K[a, k] * R[m, m]
         if i == m:
@@ -257,62 +249,53 @@ def _new_column_residual(st, k, nS, r):
 
 
 @njit(cache=True, inline="always")
-def _max_margin_set(st):
+def _max_margin_set(code, kpar, n, d):
     """The largest margin set whose bordered matrix [[0, y'], [y, Q]] can be nonsingular:
     one more than the dimension of the kernel's feature space (d for the linear kernel,
     the number of monomials of degree <= p for (gamma x.z + coef0)^p, unbounded for RBF).
     A larger S is singular in exact arithmetic, whatever its pivot looked like in floating
     point: nS + 1 vectors [1, phi(x_i)] in r + 1 dimensions are dependent, so
-    [0; c] with c' 1 = 0 and c' Phi = 0 is a null vector."""
-    code = st.ist[I_KCODE]
-    d = st.X.shape[1]
+    [0; c] with c' 1 = 0 and c' Phi = 0 is a null vector. (Kernel ``code``, ``kpar``;
+    ``n`` slots of ``d`` features.)"""
     if code == LINEAR:
         return d + 1
     if code == POLY:
-        p = st.kpar[1]
+        p = kpar[1]
         if p >= 1.0 and p == np.floor(p) and p <= 64.0:
             # monomials of degree exactly p in d variables (coef0 = 0), or of degree
             # <= p (= degree exactly p in d + 1 variables) when coef0 != 0
-            n = d + 1 if st.kpar[2] != 0.0 else d
+            nv = d + 1 if kpar[2] != 0.0 else d
             dim = 1.0
             for i in range(1, int(p) + 1):
-                dim = dim * (n - 1 + i) / i
+                dim = dim * (nv - 1 + i) / i
             if dim < 1e15:
                 return int(np.round(dim)) + 1
-    return st.X.shape[0] + 1
+    return n + 1
 
 
 @njit(cache=True)
-def _s_add(st, k):
+def _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s, k):
     """Try to add slot k to S and grow R (eq. 13). Returns False when k is linearly
-    dependent on S (gamma_kk ~ 0): R is then left untouched."""
-    _st_K = st.K
-    _st_R = st.R
-    _st_S_idx = st.S_idx
-    _st_beta = st.beta
-    _st_ist = st.ist
-    _st_spos = st.spos
-    _st_tol = st.tol
-    _st_v = st.v
-    _st_y = st.y
-    nS = _st_ist[I_NS]
-    if nS >= _max_margin_set(st):
+    dependent on S (gamma_kk ~ 0), or when S already has ``max_s`` (``_max_margin_set``)
+    members: R is then left untouched. (The state's arrays, not the state: see the module
+    docstring.)"""
+    nS = ist[I_NS]
+    if nS >= max_s:
         # dependent in exact arithmetic; an ill-conditioned R can still show a pivot
         # above the round-off threshold (2-D linear kernel, 4th margin vector)
-        _st_ist[I_NREFUSED] += 1
+        ist[I_NREFUSED] += 1
         return False
     if nS == 0:
-        r_first(_st_R, _st_y[k], _st_K[k, k])
+        r_first(R, y[k], K[k, k])
     else:
-        v = _st_v
-        yk = _st_y[k]
+        yk = y[k]
         v[0] = yk
         for p in range(nS):
-            j = _st_S_idx[p]
-            v[p + 1] = yk * _st_y[j] * _st_K[k, j]
-        status, pivot = r_grow(_st_R, nS, v, _st_K[k, k], _st_beta, _st_tol[T_SINGULAR])
+            j = S_idx[p]
+            v[p + 1] = yk * y[j] * K[k, j]
+        status, pivot = r_grow(R, nS, v, K[k, k], beta, tol[T_SINGULAR])
         if status == SINGULAR:
-            _st_ist[I_NREFUSED] += 1
+            ist[I_NREFUSED] += 1
             return False
         # The new column of R is [beta; 1] / gamma_kk, so its residual in J R = I is the old
         # drift (I - J_old R_old) v amplified by 1 / gamma_kk. A small pivot can turn
@@ -325,79 +308,60 @@ def _s_add(st, k):
         if pivot < PIVOT_FULL_CHECK:
             # the whole of R got the amplified error too (rank-one update of the old
             # block): make the next drift check happen at the end of this operation
-            _st_ist[I_NOPS] = _st_ist[I_CHECK_EVERY]
-        if pivot < PIVOT_CHECK and _new_column_residual(st, k, nS, _st_beta) > _st_tol[T_DRIFT]:
-            _st_S_idx[nS] = k
-            if r_rebuild(_st_y, _st_K, _st_S_idx, nS + 1, _st_R) != OK:
-                r_shrink_last(_st_R, nS + 2)
-                _st_S_idx[nS] = -1
-                _st_ist[I_NREFUSED] += 1
+            ist[I_NOPS] = ist[I_CHECK_EVERY]
+        if pivot < PIVOT_CHECK and _new_column_residual(K, R, S_idx, y, k, nS,
+                                                    beta) > tol[T_DRIFT]:
+            S_idx[nS] = k
+            if r_rebuild(y, K, S_idx, nS + 1, R) != OK:
+                r_shrink_last(R, nS + 2)
+                S_idx[nS] = -1
+                ist[I_NREFUSED] += 1
                 return False
-            _st_ist[I_NREBUILD] += 1
+            ist[I_NREBUILD] += 1
             # decide singularity again with the accurate inverse: R[m, m] = 1 / gamma_kk
             m = nS + 1
-            gkk = 1.0 / _st_R[m, m] if _st_R[m, m] != 0.0 else np.inf
-            scale = abs(_st_K[k, k])
+            gkk = 1.0 / R[m, m] if R[m, m] != 0.0 else np.inf
+            scale = abs(K[k, k])
             for p in range(nS):
-                scale += abs(v[p + 1]) * abs(_st_R[p + 1, m]) * abs(gkk)
-            scale += abs(v[0] * _st_R[0, m] * gkk)
-            if not (gkk > _st_tol[T_SINGULAR] * scale):
-                r_shrink_last(_st_R, nS + 2)
-                _st_S_idx[nS] = -1
-                _st_ist[I_NREFUSED] += 1
+                scale += abs(v[p + 1]) * abs(R[p + 1, m]) * abs(gkk)
+            scale += abs(v[0] * R[0, m] * gkk)
+            if not (gkk > tol[T_SINGULAR] * scale):
+                r_shrink_last(R, nS + 2)
+                S_idx[nS] = -1
+                ist[I_NREFUSED] += 1
                 return False
-    _st_S_idx[nS] = k
-    _st_spos[k] = nS
-    _st_ist[I_NS] = nS + 1
+    S_idx[nS] = k
+    spos[k] = nS
+    ist[I_NS] = nS + 1
     return True
 
 
 # ---------------------------------------------------------------------------- the path
 @njit(cache=True, inline="always")
-def _leave_S(st, j, upper, stalled, hw):
+def _leave_S(alpha, cb, g, status, skip, R, S_idx, spos, ist, j, upper, stalled, hw):
     """Margin vector j leaves S for its upper bound (E, alpha = its bound) or its lower
     bound (R, alpha = 0). Every vector refused as linearly dependent on the old S may be
     independent of the smaller one, so all compete again; except j itself when
     ``stalled``: it joined S at the previous event and leaves without any progress, so its
     pivot is numerically degenerate (in exact arithmetic a vector entering S cannot leave
     at once) and it keeps its bound for the rest of the path instead of cycling."""
-    _st_alpha = st.alpha
-    _st_status = st.status
-    _st_skip = st.skip
     if upper:
-        _st_alpha[j] = st.cb[j]
-        _st_status[j] = ERROR
+        alpha[j] = cb[j]
+        status[j] = ERROR
     else:
-        _st_alpha[j] = 0.0
-        _st_status[j] = RESERVE
-    st.g[j] = 0.0
-    _s_remove(st, j)
+        alpha[j] = 0.0
+        status[j] = RESERVE
+    g[j] = 0.0
+    _s_remove(R, S_idx, spos, ist, j)
     for i in range(hw):
-        _st_skip[i] = 0
+        skip[i] = 0
     if stalled:
-        _st_skip[j] = 1
-        st.ist[I_NREFUSED] += 1
+        skip[j] = 1
+        ist[I_NREFUSED] += 1
 
 
 @njit(cache=True)
 def run_path(st, mode, c):
-    """Follow one adiabatic path (see ``_path``). A margin vector at a bound may hold its
-    rate in ``st.g`` during the path; its g is set back to 0 on return."""
-    _st_S_idx = st.S_idx
-    _st_alpha = st.alpha
-    _st_cb = st.cb
-    _st_g = st.g
-    _st_ist = st.ist
-    s = _path(st, mode, c)
-    for p in range(_st_ist[I_NS]):
-        j = _st_S_idx[p]
-        if _st_alpha[j] <= 0.0 or _st_alpha[j] >= _st_cb[j]:
-            _st_g[j] = 0.0
-    return s
-
-
-@njit(cache=True)
-def _path(st, mode, c):
     """Follow one adiabatic path (ADD or REMOVE of slot ``c``, or BOUNDS with ``st.dcb``).
 
     For BOUNDS, the slots in ``st.sparse[:ist[I_NSPARSE]]`` change bound by ``st.dcb`` and
@@ -434,39 +398,30 @@ def _path(st, mode, c):
     changes: a margin vector is at a bound only right after it joined S, and its rate then
     points inwards.
     """
-    _st_K = st.K
-    _st_R = st.R
-    _st_S_idx = st.S_idx
-    _st_alpha = st.alpha
-    _st_beta = st.beta
-    _st_cb = st.cb
-    _st_dcb = st.dcb
-    _st_fs = st.fs
-    _st_g = st.g
-    _st_gam = st.gam
-    _st_ist = st.ist
-    _st_skip = st.skip
-    _st_sparse = st.sparse
-    _st_status = st.status
-    _st_tol = st.tol
-    _st_v = st.v
-    _st_wv = st.wv
-    _st_y = st.y
-    X_hw = _st_ist[I_HW]
-    hw = X_hw
-    y = _st_y
-    K = _st_K
-    alpha = _st_alpha
-    g = _st_g
-    status = _st_status
-    S_idx = _st_S_idx
-    beta = _st_beta
-    gam = _st_gam
-    wv = _st_wv
-    dcb = _st_dcb
-    cb = _st_cb
-    skip = _st_skip
-    eps = _st_tol[T_RATE]
+    # each array bound once for the whole path, and passed on to the helpers (reference
+    # counts: see the module docstring)
+    K = st.K
+    R = st.R
+    S_idx = st.S_idx
+    alpha = st.alpha
+    beta = st.beta
+    cb = st.cb
+    dcb = st.dcb
+    fs = st.fs
+    g = st.g
+    gam = st.gam
+    ist = st.ist
+    skip = st.skip
+    sparse = st.sparse
+    spos = st.spos
+    status = st.status
+    tol = st.tol
+    v = st.v
+    wv = st.wv
+    y = st.y
+    max_s = _max_margin_set(ist[I_KCODE], st.kpar, st.X.shape[0], st.X.shape[1])
+    hw = ist[I_HW]
+    eps = tol[T_RATE]
     for i in range(hw):
         skip[i] = 0
     t = 0.0
@@ -476,8 +431,9 @@ def _path(st, mode, c):
     while True:
         it += 1
         if it > max_iter:
-            return NO_CONVERGENCE
-        _st_ist[I_NSTEPS] += 1
+            res = NO_CONVERGENCE
+            break
+        ist[I_NSTEPS] += 1
         if mode == ADD:
             rem = cb[c] - alpha[c]
             rate = 1.0
@@ -493,7 +449,8 @@ def _path(st, mode, c):
                 status[c] = ERROR
             elif mode == REMOVE:
                 alpha[c] = 0.0
-            return OK
+            res = OK
+            break
         # -------- driven contributions: u = sum_D y_d r_d, wv_j = sum_D K_jd y_d r_d
         u = 0.0
         for j in range(hw):
@@ -502,9 +459,8 @@ def _path(st, mode, c):
         if mode == BOUNDS:
             # E members of the listed slots follow their bounds (rate dcb_d); the margin
             # target moves at rate dmu, which acts on every g_i alike
-            dmu = _st_fs[F_DMU]
-            nsp = _st_ist[I_NSPARSE]
-            sparse = _st_sparse
+            dmu = fs[F_DMU]
+            nsp = ist[I_NSPARSE]
             for k in range(nsp):
                 d = sparse[k]
                 if status[d] != ERROR or dcb[d] == 0.0:
@@ -518,7 +474,7 @@ def _path(st, mode, c):
             u = yr
             for j in range(hw):
                 wv[j] = K[c, j] * yr
-        nS = _st_ist[I_NS]
+        nS = ist[I_NS]
         bonly = False
         sigma = 0.0
         if nS == 0:
@@ -527,13 +483,11 @@ def _path(st, mode, c):
                 bonly = True
                 sigma = 1.0 if u > 0.0 else -1.0
         else:
-            v = _st_v
             v[0] = u
             for p in range(nS):
                 j = S_idx[p]
                 v[p + 1] = y[j] * wv[j] - dmu
             m = nS + 1
-            R = _st_R
             for i in range(m):
                 s = 0.0
                 for j in range(m):
@@ -572,7 +526,8 @@ def _path(st, mode, c):
                 # (a zero weight that grows, dcb > 0) blocked by its upper bound follows
                 # that bound in E; sent to R instead it would re-enter at once, forever.
                 # (No progress when it joined S at the previous event: see _leave_S.)
-                _leave_S(st, j_min, upper_min, j_min == entered and s_min <= 0.0, hw)
+                _leave_S(alpha, cb, g, status, skip, R, S_idx, spos, ist, j_min, upper_min,
+                         j_min == entered and s_min <= 0.0, hw)
                 entered = -1
                 continue
             for p in range(nS):
@@ -661,10 +616,11 @@ def _path(st, mode, c):
                 dt = 0.0
                 ev_kind = 1
             else:
-                return STUCK
+                res = STUCK
+                break
         # -------- take the step
         if bonly:
-            _st_fs[F_B] += sigma * dt
+            fs[F_B] += sigma * dt
             for i in range(hw):
                 si = status[i]
                 if si != FREE and si != MARGIN:
@@ -683,14 +639,14 @@ def _path(st, mode, c):
                         alpha[i] += dcb[i] * dt
                 for i in range(hw):
                     cb[i] += dcb[i] * dt
-                _st_fs[F_MU] += dmu * dt
+                fs[F_MU] += dmu * dt
                 t += dt
             else:
                 alpha[c] += rate * dt
             for p in range(nS):
                 j = S_idx[p]
                 alpha[j] += beta[p + 1] * dt
-            _st_fs[F_B] += b0 * dt
+            fs[F_B] += b0 * dt
             for i in range(hw):
                 si = status[i]
                 if si != FREE and si != MARGIN:
@@ -702,16 +658,18 @@ def _path(st, mode, c):
                 status[c] = ERROR
             elif mode == REMOVE:
                 alpha[c] = 0.0
-            return OK
+            res = OK
+            break
         elif ev_kind == 2 or ev_kind == 3:
-            _leave_S(st, ev_idx, ev_kind == 3, ev_idx == entered and dt <= 0.0, hw)
+            _leave_S(alpha, cb, g, status, skip, R, S_idx, spos, ist, ev_idx, ev_kind == 3,
+                     ev_idx == entered and dt <= 0.0, hw)
             entered = -1
         elif ev_kind == 4:
             g[ev_idx] = 0.0
             entered = -1
             # its rate so far: that of its bound (d for the degenerate-vertex rule)
             dr = dcb[ev_idx] if (mode == BOUNDS and status[ev_idx] == ERROR) else 0.0
-            if _s_add(st, ev_idx):
+            if _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s, ev_idx):
                 status[ev_idx] = MARGIN
                 g[ev_idx] = dr
                 entered = ev_idx
@@ -722,15 +680,24 @@ def _path(st, mode, c):
             if alpha[c] <= 0.0:
                 alpha[c] = 0.0
                 status[c] = RESERVE
-                return OK
+                res = OK
+                break
             # (np.int64: c is a literal -1 in BOUNDS paths, which would compile a second
             # _s_add; this branch is not reached there)
-            if _s_add(st, np.int64(c)):
+            if _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s,
+                      np.int64(c)):
                 status[c] = MARGIN
-                return OK
+                res = OK
+                break
             # c is linearly dependent on S: its margin cannot move, so its multiplier
             # runs to the bound instead (it ends in E with g_c = 0).
             skip[c] = 1
+    # margin vectors at a bound may hold their rates in g during the path (see Notes)
+    for p in range(ist[I_NS]):
+        j = S_idx[p]
+        if alpha[j] <= 0.0 or alpha[j] >= cb[j]:
+            g[j] = 0.0
+    return res
 
 
 # ---------------------------------------------------------------------------- maintenance
@@ -908,89 +875,79 @@ def place(st, c, x, yc):
     Computes the kernel row of ``c`` against every live slot. Modified in place
     (``st.sparse`` and ``st.gam`` are scratch).
     """
-    _st_sparse = st.sparse
-    _st_gam = st.gam
-    _st_K = st.K
-    _st_X = st.X
-    _st_alpha = st.alpha
-    _st_cb = st.cb
-    _st_fs = st.fs
-    _st_g = st.g
-    _st_ist = st.ist
-    _st_kpar = st.kpar
-    _st_status = st.status
-    _st_wt = st.wt
-    _st_y = st.y
-    code = _st_ist[I_KCODE]
-    d = x.shape[0]
-    for k in range(d):
-        _st_X[c, k] = x[k]
-    hw = _st_ist[I_HW]
-    if c + 1 > hw:
-        hw = c + 1
-        _st_ist[I_HW] = hw
-    # the slots whose kernel value must be computed (slots 2t and 2t + 1 of paired twins
-    # hold the same point: the odd one copies), gathered so that one compiled call fills
-    # the row
-    paired = _st_ist[I_PAIRED] != 0
-    rows = _st_sparse
-    n_rows = np.int64(0)
-    for j in range(hw):
-        if _st_status[j] != FREE or j == c:
-            if not (paired and (j & 1) == 1 and j - 1 != c and _st_status[j - 1] != FREE):
-                rows[n_rows] = j
-                n_rows += 1
-    vals = _st_gam
-    kernel_row_at(code, _st_kpar, _st_X, rows, n_rows, x, vals)
-    for k in range(n_rows):
-        j = rows[k]
-        _st_K[c, j] = vals[k]
-        _st_K[j, c] = vals[k]
-    if paired:
-        for j in range(1, hw, 2):
-            if _st_status[j] != FREE and j - 1 != c and _st_status[j - 1] != FREE:
-                _st_K[c, j] = _st_K[c, j - 1]
-                _st_K[j, c] = _st_K[c, j - 1]
-    _st_y[c] = yc
-    _st_wt[c] = 0.0
-    _st_cb[c] = 0.0
-    _st_alpha[c] = 0.0
-    _st_status[c] = ZERO
-    _st_g[c] = yc * decision_at_slot(st, c) - _st_fs[F_MU]
+    place_at(st.X, st.y, st.wt, st.cb, st.alpha, st.g, st.status, st.K, st.kpar, st.fs, st.ist,
+             st.sparse, st.gam, c, x, yc)
 
 
 @njit(cache=True, inline="always")
-def place_copy(st, c, src, yc):
-    """Like ``place`` for a point equal to slot ``src``'s (a twin's other half): copies the
-    point and its kernel row instead of recomputing them. Modified in place."""
-    _st_K = st.K
-    _st_X = st.X
-    _st_alpha = st.alpha
-    _st_cb = st.cb
-    _st_fs = st.fs
-    _st_g = st.g
-    _st_ist = st.ist
-    _st_status = st.status
-    _st_wt = st.wt
-    _st_y = st.y
-    d = _st_X.shape[1]
+def place_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, rows, vals, c, x, yc):
+    """``place`` on the state's arrays (``rows`` = ``st.sparse``, ``vals`` = ``st.gam``).
+    Returns f(x) (without the label: g_c = yc f(x) - mu)."""
+    code = ist[I_KCODE]
+    d = x.shape[0]
     for k in range(d):
-        _st_X[c, k] = _st_X[src, k]
-    hw = _st_ist[I_HW]
+        X[c, k] = x[k]
+    hw = ist[I_HW]
     if c + 1 > hw:
         hw = c + 1
-        _st_ist[I_HW] = hw
+        ist[I_HW] = hw
+    # the slots whose kernel value must be computed (slots 2t and 2t + 1 of paired twins
+    # hold the same point: the odd one copies), gathered so that one compiled call fills
+    # the row
+    paired = ist[I_PAIRED] != 0
+    n_rows = np.int64(0)
     for j in range(hw):
-        if _st_status[j] != FREE or j == c:
-            kv = _st_K[src, j] if j != c else _st_K[src, src]
-            _st_K[c, j] = kv
-            _st_K[j, c] = kv
-    _st_y[c] = yc
-    _st_wt[c] = 0.0
-    _st_cb[c] = 0.0
-    _st_alpha[c] = 0.0
-    _st_status[c] = ZERO
-    _st_g[c] = yc * decision_at_slot(st, c) - _st_fs[F_MU]
+        if status[j] != FREE or j == c:
+            if not (paired and (j & 1) == 1 and j - 1 != c and status[j - 1] != FREE):
+                rows[n_rows] = j
+                n_rows += 1
+    kernel_row_at(code, kpar, X, rows, n_rows, x, vals)
+    for k in range(n_rows):
+        j = rows[k]
+        K[c, j] = vals[k]
+        K[j, c] = vals[k]
+    if paired:
+        for j in range(1, hw, 2):
+            if status[j] != FREE and j - 1 != c and status[j - 1] != FREE:
+                K[c, j] = K[c, j - 1]
+                K[j, c] = K[c, j - 1]
+    y[c] = yc
+    wt[c] = 0.0
+    cb[c] = 0.0
+    alpha[c] = 0.0
+    status[c] = ZERO
+    f = decision_at_slot(K, alpha, y, hw, fs[F_B], c)
+    g[c] = yc * f - fs[F_MU]
+    return f
+
+
+@njit(cache=True, inline="always")
+def place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, c, src, yc, f):
+    """Like ``place`` for a point equal to slot ``src``'s (a twin's other half): copies the
+    point and its kernel row instead of recomputing them. Modified in place.
+
+    ``f`` is f(x_src) as ``place_at`` returned it when it placed ``src`` (with ``c`` free or
+    at weight 0, as now): f(x_c) is then the same sum term by term, since the two kernel
+    rows agree and the terms that may differ (columns src and c, slots beyond the old
+    high-water mark) have alpha = 0; so it is not summed again."""
+    d = X.shape[1]
+    for k in range(d):
+        X[c, k] = X[src, k]
+    hw = ist[I_HW]
+    if c + 1 > hw:
+        hw = c + 1
+        ist[I_HW] = hw
+    for j in range(hw):
+        if status[j] != FREE or j == c:
+            kv = K[src, j] if j != c else K[src, src]
+            K[c, j] = kv
+            K[j, c] = kv
+    y[c] = yc
+    wt[c] = 0.0
+    cb[c] = 0.0
+    alpha[c] = 0.0
+    status[c] = ZERO
+    g[c] = yc * f - fs[F_MU]
 
 
 @njit(cache=True)
@@ -1009,7 +966,7 @@ def _activate(st, c, w):
     if _st_cb[c] <= 0.0:
         _st_status[c] = ZERO
         return OK
-    gc = _st_y[c] * decision_at_slot(st, c) - _st_fs[F_MU]
+    gc = _st_y[c] * decision_at_slot(st.K, _st_alpha, _st_y, st.ist[I_HW], _st_fs[F_B], c) - _st_fs[F_MU]
     _st_g[c] = gc
     if gc >= 0.0:
         _st_status[c] = RESERVE
@@ -1028,7 +985,7 @@ def _deactivate(st, c):
     _st_wt = st.wt
     s = OK
     if _st_status[c] == MARGIN:
-        _s_remove(st, c)
+        _s_remove(st.R, st.S_idx, st.spos, st.ist, c)
     if _st_alpha[c] > 0.0:
         _st_status[c] = CAND
         s = run_path(st, REMOVE, c)
@@ -1116,7 +1073,7 @@ def bounds_path(st, mu_new, nsp):
         _st_cb[i] = C0 * _st_wt[i]
         if _st_cb[i] <= 0.0:
             if si == MARGIN:
-                _s_remove(st, i)
+                _s_remove(st.R, st.S_idx, st.spos, _st_ist, i)
             _st_alpha[i] = 0.0
             _st_cb[i] = 0.0
             _st_status[i] = ZERO

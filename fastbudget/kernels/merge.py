@@ -130,11 +130,25 @@ def _allowed(side, one_sided, i, j):
     return (not one_sided) or side[i] == side[j]
 
 
-@njit(cache=True, inline="always")
-def nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, nn2_idx, nn2_d,
-           nn2_ok, tmp):
+@njit(cache=True)
+def merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs):
+    """costs[j] = the feature-space merge cost of twins i and j, for every active j != i
+    that may merge with i (the other entries are left alone). Modified in place."""
+    for j in range(active.shape[0]):
+        if j == i or not active[j] or (one_sided and side[i] != side[j]):
+            continue
+        costs[j] = merge_cost(FEATURE, code, kpar, Q, s, i, j, tmp)
+
+
+@njit(cache=True)
+def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
+           nn2_ok):
     """Recompute twin i's best and second-best partners over the active twins (exact).
-    Modified in place."""
+    Modified in place.
+
+    The input-space cost is computed here; feature-space costs are read from ``costs``
+    (``merge_costs``). The loop then calls nothing, so Numba needs no reference-count
+    updates of the arrays (see ``kernels.adiabatic``); this is the cache's hot loop."""
     b1 = np.inf
     j1 = -1
     b2 = np.inf
@@ -145,14 +159,14 @@ def nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, nn2
         if j == i or not active[j] or (one_sided and side[i] != side[j]):
             continue
         if mode == INPUT:
-            # written out (no helper taking arrays): this is the cache's hot loop
+            # written out (no helper taking arrays)
             d2 = 0.0
             for k in range(d):
                 e = Q[i, k] - Q[j, k]
                 d2 += e * e
             c = si * s[j] * d2 / (si + s[j])
         else:
-            c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
+            c = costs[j]
         if c < b1:
             b2 = b1
             j2 = j1
@@ -170,7 +184,7 @@ def nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, nn2
 
 @njit(cache=True)
 def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, nn2_idx,
-              nn2_d, nn2_ok, tmp, dlist):
+              nn2_d, nn2_ok, tmp, dlist, costs):
     """Refresh the cache after the twins flagged in ``dirty`` (int8) changed position,
     weight, side or activity (``active``, int8). Modified in place; returns the number of
     rows recomputed in full.
@@ -183,7 +197,8 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
     recomputed in full (O(B d)). This matters because a newly added twin of weight 1 is the
     cheapest merge partner of most twins and is merged again soon after: recomputing every
     row that pointed to it cost ~30 full rows per accepted example, the second best
-    brings it to a few. Cost O(B n_dirty) plus O(B d) per recomputed row."""
+    brings it to a few. Cost O(B n_dirty) plus O(B d) per recomputed row. ``dlist`` (int64)
+    and ``costs`` (float64) are scratch of ``len(active)`` entries."""
     n = active.shape[0]
     nd = 0
     for j in range(n):
@@ -199,39 +214,40 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
             nn2_d[i] = np.inf
             nn2_ok[i] = 1
             continue
-        if dirty[i]:
-            nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, nn2_idx,
-                   nn2_d, nn2_ok, tmp)
-            rows += 1
-            continue
-        b = nn_idx[i]
-        s2 = nn2_idx[i]
-        # best (u1) and second best (u2) among the unchanged twins; u2 may be unknown
-        u2_known = False
-        if b < 0:
-            u1 = -1
-            u1d = np.inf
-            u2 = -1
-            u2d = np.inf
-            u2_known = True
-        elif not dirty[b]:
-            u1 = b
-            u1d = nn_d[i]
-            u2 = -1
-            u2d = np.inf
-            if nn2_ok[i] and (s2 < 0 or not dirty[s2]):
-                u2 = s2
-                u2d = nn2_d[i]
+        full = dirty[i] != 0
+        if not full:
+            b = nn_idx[i]
+            s2 = nn2_idx[i]
+            # best (u1) and second best (u2) among the unchanged twins; u2 may be unknown
+            u2_known = False
+            if b < 0:
+                u1 = -1
+                u1d = np.inf
+                u2 = -1
+                u2d = np.inf
                 u2_known = True
-        elif nn2_ok[i] and (s2 < 0 or not dirty[s2]):
-            u1 = s2
-            u1d = nn2_d[i] if s2 >= 0 else np.inf
-            u2 = -1
-            u2d = np.inf
-            u2_known = s2 < 0
-        else:
-            nn_row(mode, code, kpar, Q, s, side, one_sided, active, i, nn_idx, nn_d, nn2_idx,
-                   nn2_d, nn2_ok, tmp)
+            elif not dirty[b]:
+                u1 = b
+                u1d = nn_d[i]
+                u2 = -1
+                u2d = np.inf
+                if nn2_ok[i] and (s2 < 0 or not dirty[s2]):
+                    u2 = s2
+                    u2d = nn2_d[i]
+                    u2_known = True
+            elif nn2_ok[i] and (s2 < 0 or not dirty[s2]):
+                u1 = s2
+                u1d = nn2_d[i] if s2 >= 0 else np.inf
+                u2 = -1
+                u2d = np.inf
+                u2_known = s2 < 0
+            else:
+                full = True
+        if full:
+            if mode != INPUT:
+                merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
+            nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
+                   nn2_ok)
             rows += 1
             continue
         # merge with the changed twins

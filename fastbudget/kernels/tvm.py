@@ -69,7 +69,8 @@ SCRATCH_FIELDS = ("pk", "pi")
 
 def scratch_fields(n):
     """The scratch arrays for n = budget + 2 twin indices: all pairs' merge costs and
-    indices, for the rejection fallback."""
+    indices, for the rejection fallback (``pk`` also holds one row of feature-space merge
+    costs for the nearest-merge-neighbour cache)."""
     npairs = n * (n - 1) // 2
     return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64)}
 
@@ -101,19 +102,14 @@ def twins_nbytes(B, d):
 
 
 @njit(cache=True, inline="always")
-def twin_decision(st, tw, x):
-    """f(x) = sum_t (alpha_t+ - alpha_t-) K(q_t, x) + b over the active twins.
+def twin_decision(code, kpar, fs, Q, coef, x):
+    """f(x) = sum_t (alpha_t+ - alpha_t-) K(q_t, x) + b over the active twins (pivots ``Q``,
+    coefficients ``coef``; kernel ``code``, ``kpar`` and ``fs`` of the engine).
 
     The engine stores the problem with margin target mu = sum(s) / B (control of C), so
     the stored coefficients and bias are divided by mu."""
-    _tw_Q = tw.Q
-    _tw_coef = tw.coef
-    _st_fs = st.fs
-    _st_ist = st.ist
-    _st_kpar = st.kpar
-    s = kernel_expansion_at(_st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_coef, x.reshape(1, -1), 0,
-                            _st_fs[ad.F_B])
-    return s / _st_fs[ad.F_MU]
+    s = kernel_expansion_at(code, kpar, Q, coef, x.reshape(1, -1), 0, fs[ad.F_B])
+    return s / fs[ad.F_MU]
 
 
 @njit(cache=True)
@@ -127,8 +123,21 @@ def _place_twin(st, tw, j, q, sp, sn):
     _tw_s_tot = tw.s_tot
     for k in range(q.shape[0]):
         _tw_Q[j, k] = q[k]
-    ad.place(st, 2 * j, _tw_Q[j], 1.0)
-    ad.place_copy(st, 2 * j + 1, 2 * j, -1.0)
+    # the engine's arrays bound once for both halves (reference counts: see
+    # ``kernels.adiabatic``)
+    X = st.X
+    y = st.y
+    wt = st.wt
+    cb = st.cb
+    alpha = st.alpha
+    g = st.g
+    status = st.status
+    K = st.K
+    fs = st.fs
+    ist = st.ist
+    f = ad.place_at(X, y, wt, cb, alpha, g, status, K, st.kpar, fs, ist, st.sparse, st.gam,
+                    2 * j, _tw_Q[j], 1.0)
+    ad.place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, 2 * j + 1, 2 * j, -1.0, f)
     _tw_s_pos[j] = sp
     _tw_s_neg[j] = sn
     _tw_s_tot[j] = sp + sn
@@ -172,6 +181,7 @@ def _sync(st, tw, mode):
     _tw_nn_idx = tw.nn_idx
     _tw_order = tw.order
     _tw_par = tw.par
+    _tw_pk = tw.pk
     _tw_s_tot = tw.s_tot
     _tw_side = tw.side
     _tw_tmp = tw.tmp
@@ -201,7 +211,8 @@ def _sync(st, tw, mode):
                 _tw_dirty[j] = 1
     _tw_ist[T_NNROWS] += nn_update(mode, _st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_s_tot,
                                   _tw_side, one_sided, _tw_active, _tw_dirty, _tw_nn_idx,
-                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, _tw_order)
+                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, _tw_order,
+                                  _tw_pk)
     for j in range(_tw_active.shape[0]):
         _tw_dirty[j] = 0
     return s
@@ -217,21 +228,21 @@ def _add_dst(tw, m, slot, w):
 
 
 @njit(cache=True)
-def _merge_ok(st, tw, mode, code, i, j, eta):
-    """Write the merged pivot of twins i and j into ``tw.qnew`` and apply the rejection
-    test (Sec. 4.2.4): f(q_new) within (1 -+ eta) of the weighted mean of f(q_i), f(q_j).
-    Always True when eta < 0 (rejection off)."""
-    _tw_fq = tw.fq
-    _tw_s_tot = tw.s_tot
-    _tw_qnew = tw.qnew
-    tw.ist[T_TRIES] += 1
-    merge_point(mode, code, st.kpar, tw.Q, _tw_s_tot, i, j, _tw_qnew, tw.tmp)
+def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, i, j, eta):
+    """Write the merged pivot of twins i and j into ``qnew`` and apply the rejection test
+    (Sec. 4.2.4): f(q_new) within (1 -+ eta) of the weighted mean of f(q_i), f(q_j).
+    Always True when eta < 0 (rejection off). Takes the arrays it uses, the twins' (their
+    counters ``tw_ist``) and the engine's ``kpar``, ``fs``, rather than the state tuples,
+    whose every member would have its reference count updated on each call (see
+    ``kernels.adiabatic``)."""
+    tw_ist[T_TRIES] += 1
+    merge_point(mode, code, kpar, Q, s_tot, i, j, qnew, tmp)
     if eta < 0.0:
         return True
-    fnew = twin_decision(st, tw, _tw_qnew)
-    si = _tw_s_tot[i]
-    sj = _tw_s_tot[j]
-    fhat = (si * _tw_fq[i] + sj * _tw_fq[j]) / (si + sj)
+    fnew = twin_decision(code, kpar, fs, Q, coef, qnew)
+    si = s_tot[i]
+    sj = s_tot[j]
+    fhat = (si * fq[i] + sj * fq[j]) / (si + sj)
     lo = (1.0 - eta) * fhat
     hi = (1.0 + eta) * fhat
     if lo > hi:
@@ -248,6 +259,7 @@ def _learn_one(st, tw, x, yi, wi, B):
     Returns (status, accepted)."""
     _tw_Q = tw.Q
     _tw_active = tw.active
+    _tw_coef = tw.coef
     _tw_dst = tw.dst
     _tw_fq = tw.fq
     _tw_ist = tw.ist
@@ -344,7 +356,8 @@ def _learn_one(st, tw, x, yi, wi, B):
                 last_i = i
                 last_j = j
                 tried += 1
-                if _merge_ok(st, tw, mode, code, i, j, eta):
+                if _merge_ok(mode, code, _st_kpar, _st_fs, _tw_Q, _tw_coef, _tw_s_tot, _tw_fq,
+                             _tw_qnew, _tw_tmp, _tw_ist, i, j, eta):
                     mi = i
                     mj = j
                     break
@@ -360,7 +373,8 @@ def _learn_one(st, tw, x, yi, wi, B):
                     j = _tw_pi[p] - i * nt
                     if _tw_nn_idx[i] == j or _tw_nn_idx[j] == i:
                         continue
-                    if _merge_ok(st, tw, mode, code, i, j, eta):
+                    if _merge_ok(mode, code, _st_kpar, _st_fs, _tw_Q, _tw_coef, _tw_s_tot,
+                                 _tw_fq, _tw_qnew, _tw_tmp, _tw_ist, i, j, eta):
                         mi = i
                         mj = j
                         break
@@ -430,13 +444,13 @@ def _learn_one(st, tw, x, yi, wi, B):
 def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
     """True when row t of X (weight ``wt``) is not learned: its weight is 0, or the budget
     is full and it is not Beneficial (Alg. 2: |f(x)| > m1)."""
-    if wt <= 0.0:
-        return True
-    if ntw >= B:
+    # one exit: LLVM then drops some of the reference-count updates of the arrays passed
+    # in (5 -> about 4 per example; this runs for every example)
+    counted = wt <= 0.0
+    if not counted and ntw >= B:
         f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
-        if abs(f) > m1 * fs[ad.F_MU]:
-            return True
-    return False
+        counted = abs(f) > m1 * fs[ad.F_MU]
+    return counted
 
 
 @njit(cache=True)
