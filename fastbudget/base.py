@@ -433,8 +433,21 @@ class BudgetClassifier:
             for a, u in zip(*undo):
                 u[...] = a
 
-    def _rollback(self):
-        """Put the state arrays back as the current transaction found them (in place)."""
+    def _save_undo(self):
+        """Save what :meth:`_rollback` needs to put the fitted state back as it is now, and
+        return it (any object), or None when the learner has no cheap undo: the transaction
+        then copies ``_get_state()``. By default the arrays of ``_state_arrays()`` are copied
+        into the undo buffer; a learner whose updates touch a known part of a large state
+        overrides this pair (``IncrementalSVC``: the engine's light snapshot)."""
+        live = self._state_arrays()
+        if live is None:
+            return None
+        self._undo_copy(live)
+        return True
+
+    def _rollback(self, saved=True):
+        """Put the state back as :meth:`_save_undo` found it (in place); ``saved`` is what
+        it returned (unused here: the undo buffer holds it)."""
         self._undo_copy(self._state_arrays(), to_live=True)
 
     def __getstate__(self):
@@ -446,10 +459,9 @@ class BudgetClassifier:
         """Everything needed to undo the next update (see ``_transaction``)."""
         if not self.__sklearn_is_fitted__():
             return dict(self.__dict__), None, False
-        live = self._state_arrays()
-        if live is not None:
-            self._undo_copy(live)          # (first, so that the attributes hold the buffer)
-            return dict(self.__dict__), "undo", False
+        saved = self._save_undo()          # (first, so that the attributes hold the buffer)
+        if saved is not None:
+            return dict(self.__dict__), _Undo(saved), False
         attrs = dict(self.__dict__)
         try:
             state = self._get_state()
@@ -464,8 +476,8 @@ class BudgetClassifier:
             self.__dict__.update(state)
             return
         self.__dict__.update(attrs)
-        if isinstance(state, str):
-            self._rollback()
+        if isinstance(state, _Undo):
+            self._rollback(state.saved)
         elif state is not None:
             self._set_state(state)
 
@@ -632,6 +644,14 @@ class BudgetClassifier:
             return float(np.mean(pred == y))
         w = np.asarray(sample_weight, dtype=np.float64)
         return float(np.sum(w * (pred == y)) / np.sum(w))
+
+
+class _Undo:
+    """What ``_save_undo`` returned, marked as such in a transaction's snapshot."""
+    __slots__ = ("saved",)
+
+    def __init__(self, saved):
+        self.saved = saved
 
 
 # scalar labels that ``_check_one`` compares with the classes itself

@@ -73,6 +73,27 @@ def kernel_params(kernel, gamma, degree, coef0):
     return KERNEL_CODES[kernel], np.array([float(gamma), float(degree), float(coef0)])
 
 
+_LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
+
+
+def snapshot_state(st):
+    """What an operation on the engine state ``st`` may change, copied: the per-slot
+    vectors, the scalars and the live block of R. ``X`` and ``K`` are not copied: operations
+    only write the rows of the slots they fill, which are free again after a restore.
+    Cost O(capacity + |S|^2)."""
+    m = int(st.ist[ad.I_NS]) + 1
+    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy()
+
+
+def restore_state(st, snap):
+    """Put ``st`` back as :func:`snapshot_state` found it (in place)."""
+    vecs, Rlive = snap
+    for name, arr in vecs.items():
+        np.copyto(getattr(st, name), arr)
+    m = Rlive.shape[0]
+    st.R[:m, :m] = Rlive
+
+
 class IncrementalEngine:
     """Exact SVM that learns and unlearns one weighted example at a time.
 
@@ -101,29 +122,19 @@ class IncrementalEngine:
                                  tol_drift=tol_drift, check_every=check_every)
 
     # ------------------------------------------------------------ transactions
-    _LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
-
     def snapshot(self):
-        """What an operation may change, copied: the per-slot vectors, the scalars and the
-        live block of R. ``X`` and ``K`` are not copied: operations only write the rows of
-        the slot they fill, which is free again after a restore. Cost O(capacity + |S|^2)."""
-        st = self.st
-        m = int(st.ist[ad.I_NS]) + 1
-        return {name: getattr(st, name).copy() for name in self._LIGHT}, st.R[:m, :m].copy()
+        """:func:`snapshot_state` of this engine's state."""
+        return snapshot_state(self.st)
 
     def restore(self, snap):
-        """Restore a snapshot taken by :meth:`snapshot` (in place)."""
-        vecs, Rlive = snap
-        for name, arr in vecs.items():
-            np.copyto(getattr(self.st, name), arr)
-        m = Rlive.shape[0]
-        self.st.R[:m, :m] = Rlive
+        """:func:`restore_state` of a snapshot taken by :meth:`snapshot` (in place)."""
+        restore_state(self.st, snap)
 
     # largest KT violation (margin units) a certified operation may leave
     KT_TOL = 1e-6
 
     def _certified(self, status, certify):
-        """``status``, or FAILED when ``certify`` and the KT conditions are violated after
+        """``status``, or _KT_VIOLATED when ``certify`` and the KT conditions are violated after
         the update (checked on exact g, after ``refresh``)."""
         if status != ad.OK or not certify:
             return status

@@ -177,24 +177,17 @@ class IncrementalSVC(BudgetClassifier):
         return ad.engine_nbytes(int(self.capacity), self.n_features_in_)
 
     # ------------------------------------------------------------ transactions
-    def _snapshot(self):
+    def _save_undo(self):
         # The engine's own snapshot: its per-slot vectors, scalars and the live block of R,
         # O(capacity + |S|^2). X and K (capacity^2) need no copy: an update writes only the
         # rows and columns of the slots it fills, and those are free again after a restore.
         # (The base class's undo buffer would hold a second capacity^2 K and R: 576 MB at
         # capacity 6,000.)
         eng = self.__dict__.get("engine_")
-        if eng is None:
-            return super()._snapshot()
-        return dict(self.__dict__), ("engine", eng, eng.snapshot()), False
+        return None if eng is None else eng.snapshot()
 
-    def _restore(self, snap):
-        attrs, state, whole = snap
-        if not (isinstance(state, tuple) and state[0] == "engine"):
-            return super()._restore(snap)
-        self.__dict__.clear()
-        self.__dict__.update(attrs)
-        state[1].restore(state[2])
+    def _rollback(self, saved):
+        self.engine_.restore(saved)
 
     # ------------------------------------------------------------ persistence protocol
 

@@ -6,10 +6,9 @@ import numpy as np
 
 from ..base import BudgetClassifier
 from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma,
-                      state_decision)
+                      restore_state, snapshot_state, state_decision)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
-from .span import _restore, _snapshot
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _STAGES = {1: "unlearning the previous non-support vectors",
@@ -186,7 +185,7 @@ class SVIncrementalClassifier(BudgetClassifier):
         reweight = factor is not None and n_sv > 0
         L_w = factor * self.n_seen_ / n_sv if reweight else 0.0
         slots = np.empty(X.shape[0], dtype=np.int64)
-        snap = _snapshot(st)
+        snap = snapshot_state(st)
         status, stage = ks.sv_incremental_batch(st, X, y_pm, sample_weight, reweight, L_w,
                                                 self._buf_i, self._buf_w, slots)
         if status != ad.OK:
@@ -197,7 +196,7 @@ class SVIncrementalClassifier(BudgetClassifier):
             # example of the other class made the engine cycle, rep 3 of Sec. 4.1. The
             # engine now leaves such degenerate vertices itself (``adiabatic._path``) and the
             # retry no longer triggers on the Sec. 4.1 batches.)
-            _restore(st, snap)
+            restore_state(st, snap)
             ad.rebuild(st)
             order = _interleave(y_pm)
             status, stage = ks.sv_incremental_batch(
@@ -205,7 +204,7 @@ class SVIncrementalClassifier(BudgetClassifier):
                 np.ascontiguousarray(sample_weight[order]), reweight, L_w, self._buf_i,
                 self._buf_w, slots)
             if status != ad.OK:
-                _restore(st, snap)
+                restore_state(st, snap)
                 raise NumericalError(
                     f"Exact SVM update failed while {_STAGES.get(stage, stage)}: "
                     f"{_MESSAGES.get(status, status)} (also with the batch's classes "

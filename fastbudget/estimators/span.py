@@ -2,7 +2,8 @@
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import NumericalError, _MESSAGES, kernel_params, resolve_gamma
+from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
+                      snapshot_state)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 from ..engine import state_decision
@@ -11,24 +12,6 @@ _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
 _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
-
-
-_LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
-
-
-def _snapshot(st):
-    """What a batch may change (the kernel rows it writes belong to slots that are free
-    again after a restore): per-slot vectors, scalars, the live block of R."""
-    m = int(st.ist[ad.I_NS]) + 1
-    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy()
-
-
-def _restore(st, snap):
-    vecs, Rlive = snap
-    for name, arr in vecs.items():
-        np.copyto(getattr(st, name), arr)
-    m = Rlive.shape[0]
-    st.R[:m, :m] = Rlive
 
 
 class SpanBudgetClassifier(BudgetClassifier):
@@ -149,7 +132,7 @@ class SpanBudgetClassifier(BudgetClassifier):
             ad.set_C(st, float(self.C))  # exact path to the new C
         policy = _POLICIES[self.policy]
         wk = self._wk
-        snap = _snapshot(st)
+        snap = snapshot_state(st)
         age, cnt = wk.age.copy(), wk.cnt.copy()
         for attempt in range(2):
             status, done = ks.span_learn(st, wk, X, y_pm, sample_weight, int(self.budget),
@@ -157,7 +140,7 @@ class SpanBudgetClassifier(BudgetClassifier):
             if status == ad.OK:
                 return
             # undo the chunk (transactional), rebuild R from scratch and retry once
-            _restore(st, snap)
+            restore_state(st, snap)
             np.copyto(wk.age, age)
             np.copyto(wk.cnt, cnt)
             if attempt == 0:

@@ -966,7 +966,8 @@ def _activate(st, c, w):
     if _st_cb[c] <= 0.0:
         _st_status[c] = ZERO
         return OK
-    gc = _st_y[c] * decision_at_slot(st.K, _st_alpha, _st_y, st.ist[I_HW], _st_fs[F_B], c) - _st_fs[F_MU]
+    f = decision_at_slot(st.K, _st_alpha, _st_y, st.ist[I_HW], _st_fs[F_B], c)
+    gc = _st_y[c] * f - _st_fs[F_MU]
     _st_g[c] = gc
     if gc >= 0.0:
         _st_status[c] = RESERVE
