@@ -456,7 +456,7 @@ GROUPS = [
     ("_sync: g refresh, drift check, coef/f(q)", ["tvm._learn_one@sync", "adiabatic.refresh",
                                                   "adiabatic.check_drift", "jacobian.jr_residual",
                                                   "adiabatic._f_all", "adiabatic._coef_into"]),
-    ("nn cache (nn_update)", ["merge.nn_update"]),
+    ("nn cache (nn_update, nn_row)", ["merge.nn_update", "merge.nn_row"]),
     ("NRT_incref/decref", ["NRT_incref", "NRT_decref"]),
 ]
 
