@@ -5,6 +5,7 @@ Run from the repository root::
     python perf/bench_tvm.py                       # N = 10^5 and 10^6 (about a minute)
     python perf/bench_tvm.py --sizes 100000 --svc  # also scikit-learn's SVC on the same data
     python perf/run_tvm_stream.py --n 10000000     # the 10^7 stream (accuracy, RSS)
+    python perf/bench_tvm.py --budgets 100 200 300 --seeds 5   # budget vs accuracy and time
 
 Everything is measured in the same run on the same N-Checkerboard stream (15% label noise,
 standardised, RBF delta = 0.37, C = 100, B = 100; paper 000 protocol) and reported as
@@ -15,6 +16,9 @@ ratios, since absolute times vary between machines:
 - ``TVM / floor``: the cost of learning relative to that floor;
 - time per N (examples/second at each N: linear or better scaling means a flat or rising
   rate);
+- with ``--budgets``: for each budget, accuracy and training time at the first N over
+  ``--seeds`` streams (seeds 0, 1, ...), and time over the floor of that budget's model:
+  what budget reaches a target accuracy in a given time;
 - peers on the same data (optional): scikit-learn ``SVC`` (exact, unbudgeted) and
   Nystroem(100) + ``SGDClassifier``, with their accuracy on the 5,000 clean test points.
 """
@@ -53,8 +57,13 @@ def main(argv=None):
     p.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--svc", action="store_true", help="also time sklearn SVC (slow: minutes at 10^5)")
+    p.add_argument("--budgets", type=int, nargs="+",
+                   help="budget sweep at the first size over --seeds streams (instead of the size sweep)")
+    p.add_argument("--seeds", type=int, default=5)
     a = p.parse_args(argv)
     TVMClassifier(budget=10, gamma=GAMMA).fit(*data(200, 1)[:2])  # compile outside the clock
+    if a.budgets:
+        return budget_sweep(a.sizes[0], a.budgets, a.seeds)
     print("| N | TVM s | examples/s | accepted | floor s | TVM / floor | accuracy % |")
     print("|---|---|---|---|---|---|---|")
     rows = []
@@ -92,6 +101,26 @@ def main(argv=None):
         dt = time.perf_counter() - t
         print(f"| sklearn SVC (exact, unbudgeted) | {dt:.1f} | {dt / tvm_t:.0f} | "
               f"{100 * svc.score(Xt, yt):.2f} | {svc.support_.size:,} SVs |")
+
+
+def budget_sweep(n, budgets, n_seeds):
+    """Accuracy and time per budget on ``n_seeds`` streams of ``n`` examples (seeds 0, 1, ...)."""
+    streams = [data(n, seed) for seed in range(n_seeds)]
+    print(f"| B | accuracy % (mean, min, max over {n_seeds} streams) | TVM s (mean) | "
+          f"examples/s | TVM / floor (median) |")
+    print("|---|---|---|---|---|")
+    for b in budgets:
+        acc, sec, ratio = [], [], []
+        for X, y, Xt, yt in streams:
+            clf = TVMClassifier(budget=b, gamma=GAMMA)
+            t = time.perf_counter()
+            clf.fit(X, y)
+            dt = time.perf_counter() - t
+            sec.append(dt)
+            ratio.append(dt / floor_seconds(clf, X))
+            acc.append(100 * clf.score(Xt, yt))
+        print(f"| {b} | {np.mean(acc):.2f} ({min(acc):.2f}, {max(acc):.2f}) | {np.mean(sec):.2f} | "
+              f"{n / np.mean(sec):,.0f} | {np.median(ratio):.1f} |", flush=True)
 
 
 if __name__ == "__main__":
