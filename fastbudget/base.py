@@ -21,6 +21,11 @@ A learner implements
   freshly constructed instance (``classes_`` and ``n_features_in_`` already set). It may keep
   references to the arrays it is given.
 
+A learner with a ``class_weight`` parameter gets scikit-learn's class weights: the base class
+multiplies ``sample_weight`` by the weight of each example's class before
+``_partial_fit_encoded`` sees it (``_weigh``; a ``learn_one`` that bypasses ``partial_fit``
+and ``_check_one`` calls it itself, as ``IncrementalSVC``'s).
+
 The base class then provides ``fit`` (resets the model), ``partial_fit`` (``classes`` on the
 first call, as scikit-learn), transactional updates (a call that raises leaves the model exactly
 as before), ``save``/``load`` (see ``fastbudget.persist`` and docs/format.md), pickling, and the
@@ -34,6 +39,7 @@ import numbers
 import operator
 import sys
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -150,6 +156,8 @@ class BudgetClassifier:
     #: Set True in a subclass whose accuracy on easy problems is expected to be poor
     #: (scikit-learn tag ``poor_score``).
     _poor_score = False
+    #: Default of the ``class_weight`` parameter, for subclasses that do not have it.
+    class_weight = None
     #: Names of state arrays that may legitimately hold +-inf sentinels (never NaN).
     #: Any other non-finite state value marks a corrupted model: ``save`` and ``load`` refuse it.
     _state_nonfinite_ok = ()
@@ -313,6 +321,76 @@ class BudgetClassifier:
             )
         return np.ascontiguousarray(w)
 
+    # ------------------------------------------------------------------ class weights
+    def _class_weights(self, cls, y_enc=None, *, fit=False):
+        """Per-class weights aligned with ``cls`` (float64 ``(n_classes,)``), or None when
+        ``class_weight`` is None (or the learner has no such parameter).
+
+        ``class_weight`` as scikit-learn's: None, a dict {label: weight} (absent labels weigh
+        1) or ``'balanced'``, ``n_samples / (n_classes * bincount(y))`` on the labels of a
+        ``fit`` call (``y_enc``, encoded; ``fit=True``). Raises ``ValueError`` for anything
+        else, for keys that are not among ``cls``, for weights that are not finite
+        non-negative numbers, and for ``'balanced'`` outside ``fit``. Nothing is modified.
+        """
+        cw = self.class_weight
+        if cw is None:
+            return None
+        if isinstance(cw, str):
+            if cw != "balanced":
+                raise ValueError(
+                    f"class_weight must be None, 'balanced' or a dict {{label: weight}}; got "
+                    f"{cw!r}.")
+            if not fit:
+                raise ValueError(_BALANCED_STREAMING_MSG.format(name=type(self).__name__))
+            counts = np.bincount(self._class_index(y_enc), minlength=len(cls))
+            return self._unit_weights_check(
+                cls, y_enc.shape[0] / (len(cls) * counts.astype(np.float64)))
+        if not isinstance(cw, Mapping):
+            raise ValueError(
+                f"class_weight must be None, 'balanced' or a dict {{label: weight}}; got "
+                f"{cw!r} of type {type(cw).__name__}.")
+        index = {c: i for i, c in enumerate(cls.tolist())}
+        bad = [k for k in cw if k not in index]
+        if bad:
+            raise ValueError(
+                f"class_weight has label(s) {_plain(bad)!r} that are not among the classes "
+                f"{cls.tolist()!r}; use the labels of y as keys.")
+        out = np.ones(len(cls))
+        for k, v in cw.items():
+            if (isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)
+                    or not math.isfinite(v) or v < 0):
+                raise ValueError(
+                    f"class_weight[{_plain([k])[0]!r}] must be a finite non-negative number; "
+                    f"got {v!r}.")
+            out[index[k]] = float(v)
+        return self._unit_weights_check(cls, out)
+
+    def _unit_weights_check(self, cls, out):
+        if getattr(self, "_unit_weights_only", False) and (out != 1.0).any():
+            raise ValueError(
+                f"{type(self).__name__} does not support example weights, so class_weight "
+                f"can only give weight 1 to every class (got {_plain(cls.tolist())!r} -> "
+                f"{out.tolist()!r}); leave class_weight=None, or resample the classes instead.")
+        return out
+
+    def _class_index(self, y_enc):
+        """Index into ``classes_`` of every encoded label (binary: -1 -> 0, +1 -> 1)."""
+        return (y_enc > 0).astype(np.intp)
+
+    def _weigh(self, w, y_enc, cls, *, fit=False):
+        """Effective example weights: ``sample_weight * class_weight[label]`` (``w`` itself,
+        untouched, when ``class_weight`` is None). Raises as ``_class_weights``; with
+        ``fit`` also when every effective weight is zero."""
+        cwv = self._class_weights(cls, y_enc, fit=fit)
+        if cwv is not None:
+            w = np.ascontiguousarray(w * cwv[self._class_index(y_enc)])
+        if fit and not (w > 0).any():
+            raise ValueError(
+                "Sample weights must contain at least one non-zero number: all weights are zero"
+                + (" once multiplied by class_weight" if cwv is not None else "")
+                + ", so there is nothing to learn.")
+        return w
+
     def _encode_y(self, y, cls):
         """Map labels (already checked to lie in ``cls``) to the learner's encoding:
         float64 +1.0 for ``cls[-1]``, -1.0 otherwise."""
@@ -403,6 +481,19 @@ class BudgetClassifier:
             y_pm = -1.0
         else:
             return None
+        if self.class_weight is not None:
+            # validated as partial_fit does ('balanced' or a bad value: None, and the general
+            # validation raises), once per content of the dict and classes_
+            cw = self.class_weight
+            cache = self.__dict__.get("_cw_cache")
+            try:
+                items = tuple(cw.items())
+                if cache is None or cache[0] is not cls or cache[1] != items:
+                    cache = (cls, items, self._class_weights(cls).tolist())
+                    self.__dict__["_cw_cache"] = cache
+            except (AttributeError, TypeError, ValueError):
+                return None
+            sample_weight = sample_weight * cache[2][1 if y_pm > 0.0 else 0]
         return x.reshape(1, -1), np.array([y_pm]), np.array([sample_weight])
 
     # ------------------------------------------------------------------ transactions
@@ -453,6 +544,7 @@ class BudgetClassifier:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_undo", None)       # the rollback buffer is not part of the model
+        state.pop("_cw_cache", None)   # nor _check_one's cache of the class weights
         return state
 
     def _snapshot(self):
@@ -523,7 +615,9 @@ class BudgetClassifier:
         y : array-like of shape (n_samples,)
             Two distinct labels (any number for multi-class estimators).
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights; at least one must be positive.
+            Non-negative weights, multiplied by ``class_weight`` of each example's class
+            (when the learner has that parameter and it is not None); at least one of the
+            products must be positive. ``class_weight='balanced'`` is computed on ``y``.
 
         Returns
         -------
@@ -537,7 +631,8 @@ class BudgetClassifier:
         self._validate_common_params()
         self._validate_params()
         X, y_enc, cls = self._check_Xy(X, y, reset=True)
-        w = self._check_sample_weight(sample_weight, X.shape[0], require_positive_sum=True)
+        w = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls,
+                        fit=True)
         with self._transaction():
             self._reset_fitted()
             self._start(cls, X.shape[1])
@@ -558,6 +653,8 @@ class BudgetClassifier:
             All labels of the stream. Needed on the first call when that chunk does not show
             every class; later calls may omit it (or must repeat the same classes).
         sample_weight : array-like of shape (n_samples,), optional
+            Multiplied by a dict ``class_weight`` of each example's class;
+            ``class_weight='balanced'`` raises ``ValueError`` here (pass a dict).
 
         Returns
         -------
@@ -575,7 +672,7 @@ class BudgetClassifier:
             self._validate_common_params()
             self._validate_params()
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
-        w = self._check_sample_weight(sample_weight, X.shape[0])
+        w = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1])
@@ -652,6 +749,20 @@ class _Undo:
 
     def __init__(self, saved):
         self.saved = saved
+
+
+_BALANCED_STREAMING_MSG = (
+    "class_weight='balanced' is not supported by {name}.partial_fit and learn_one: the class "
+    "frequencies of a stream are not known in advance. Compute the weights on a "
+    "representative sample of the labels, e.g. sklearn.utils.class_weight."
+    "compute_class_weight('balanced', classes=classes, y=y_sample) or, with numpy, "
+    "len(y_sample) / (n_classes * np.bincount(...)), and pass them as a dict "
+    "class_weight={{label: weight, ...}}; or use fit, which computes 'balanced' on its data.")
+
+
+def _plain(values):
+    """Labels as plain Python values for messages (numpy scalars unwrapped)."""
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
 
 
 # scalar labels that ``_check_one`` compares with the classes itself

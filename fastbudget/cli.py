@@ -21,6 +21,11 @@ pass over the file first (not possible on standard input); ``none`` uses the dat
 attributes otherwise become isolated twins of a budget learner). The statistics are saved
 next to the model as ``<model>.scaler.json`` (JSON with ``mean`` and ``scale`` lists and
 ``clip``) and ``predict``/``evaluate``/``prequential --model`` apply them.
+
+Class weights (``train``/``prequential --class-weight``): ``LABEL:WEIGHT`` pairs such as
+``1:5,-1:1`` or a JSON object; they become the learner's ``class_weight`` (the
+``OneVsRestClassifier``'s for more than two classes). ``balanced`` is refused: the stream is
+learned chunk by chunk before the class counts are known.
 """
 import argparse
 import io
@@ -106,6 +111,48 @@ def parse_kv(items, what="--param"):
         if not k.strip():
             raise CLIError(f"{what} expects KEY=VALUE, got {item!r}.")
         out[k.strip()] = parse_value(v)
+    return out
+
+
+def parse_class_weight(text):
+    """``--class-weight``: ``'1:5,-1:1'`` or a JSON object ``'{"1": 5, "-1": 1}'`` ->
+    ``{1: 5.0, -1: 1.0}`` (labels parsed as ``--classes`` labels: numbers or strings)."""
+    if text is None:
+        return None
+    t = text.strip()
+    if t.lower() == "balanced":
+        raise CLIError(
+            "--class-weight balanced is not available: the command line learns the stream "
+            "chunk by chunk (partial_fit), before the class counts are known. Count the labels "
+            "and pass LABEL:WEIGHT pairs, e.g. --class-weight 1:5,-1:1 ('balanced' would be "
+            "n / (n_classes * n_label) for each label).")
+    if t.startswith("{"):
+        try:
+            d = json.loads(t)
+        except ValueError as exc:
+            raise CLIError(f"--class-weight is not valid JSON ({exc}).") from None
+        if not isinstance(d, dict) or not d:
+            raise CLIError("--class-weight as JSON must be an object {\"label\": weight, ...}.")
+        items = list(d.items())
+    else:
+        items = []
+        for item in t.split(","):
+            k, sep, v = item.strip().rpartition(":")
+            if not sep or not k.strip() or not v.strip():
+                raise CLIError(
+                    f"--class-weight expects LABEL:WEIGHT pairs separated by commas (e.g. "
+                    f"1:5,-1:1) or a JSON object; got {text!r}.")
+            items.append((k, v))
+    out = {}
+    for k, v in items:
+        if isinstance(v, str):
+            try:
+                v = float(v)
+            except ValueError:
+                raise CLIError(f"--class-weight: weight {v!r} of label {k!r} is not a number.") from None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise CLIError(f"--class-weight: weight {v!r} of label {k!r} is not a number.")
+        out[parse_value(k.strip())] = float(v)
     return out
 
 
@@ -305,6 +352,8 @@ def _fix_width(X, d, fmt_libsvm, name):
 
 # ----------------------------------------------------------------------------- learners
 def make_learner(name, params, multiclass=False):
+    """The learner ``name`` with ``params``; with ``multiclass`` wrapped in
+    ``OneVsRestClassifier``, which then takes ``class_weight`` (keyed by the original labels)."""
     import fastbudget
     if name not in LEARNERS:
         raise CLIError(f"unknown learner {name!r}; choose one of {', '.join(LEARNERS)}.")
@@ -314,10 +363,12 @@ def make_learner(name, params, multiclass=False):
         if k not in valid:
             raise CLIError(f"learner {name!r} has no parameter {k!r}; valid ones are "
                            f"{', '.join(valid)}.")
+    params = dict(params)
+    class_weight = params.pop("class_weight", None)
     est = cls(**params)
     if multiclass:
-        return fastbudget.OneVsRestClassifier(est)
-    return est
+        return fastbudget.OneVsRestClassifier(est, class_weight=class_weight)
+    return est.set_params(class_weight=class_weight)
 
 
 def learner_params(args):
@@ -327,6 +378,13 @@ def learner_params(args):
         if v is not None:
             params[flag] = parse_value(v) if isinstance(v, str) else v
     params.update(parse_kv(args.param))
+    cw = getattr(args, "class_weight", None)
+    if isinstance(params.get("class_weight"), str):     # --param class_weight=...
+        if cw is not None:
+            raise CLIError("pass --class-weight once (not also --param class_weight=...).")
+        cw = params.pop("class_weight")
+    if cw is not None:
+        params["class_weight"] = parse_class_weight(cw)
     if "random_state" not in params and args.seed is not None:
         import fastbudget
         cls = getattr(fastbudget, LEARNERS.get(args.learner, "TVMClassifier"), None)
@@ -746,6 +804,10 @@ def _learner_options(p):
                    help="clip standardised values to [-SD, SD] (heavy-tailed attributes; "
                         "saved with the scaler)")
     p.add_argument("--classes", help="comma-separated labels, when the first chunk lacks one")
+    p.add_argument("--class-weight", metavar="LABEL:W,...",
+                   help="weight of each class, e.g. 1:5,-1:1 or a JSON object (labels not "
+                        "given weigh 1; 'balanced' is not available on a stream: count the "
+                        "labels and pass n / (n_classes * n_label))")
     p.add_argument("--multiclass", action="store_true",
                    help="one-vs-rest even if the first chunk shows two labels")
 

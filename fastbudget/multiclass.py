@@ -39,6 +39,16 @@ class OneVsRestClassifier(BudgetClassifier):
     total_budget : int or None
         Budget shared by all binary learners (see the module docstring for the split); None
         keeps the template's own ``budget`` for every learner.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``, keys being the
+        original labels. That weight of an example of class c is passed, as its sample
+        weight, to every binary learner (positive for learner c, negative for the others),
+        so each sub-problem sees the classes weighted as in the multi-class problem;
+        'balanced' counts all ``n_classes``. The template ``estimator`` must keep
+        ``class_weight=None`` (its keys would be the sub-problems' labels -1 / +1).
 
     Attributes
     ----------
@@ -64,9 +74,10 @@ class OneVsRestClassifier(BudgetClassifier):
 
     _binary_only = False
 
-    def __init__(self, estimator=None, total_budget=None):
+    def __init__(self, estimator=None, total_budget=None, class_weight=None):
         self.estimator = estimator
         self.total_budget = total_budget
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------------ params
     def _validate_params(self):
@@ -77,6 +88,12 @@ class OneVsRestClassifier(BudgetClassifier):
             )
         if isinstance(self.estimator, OneVsRestClassifier):
             raise ValueError("estimator must be a binary learner, not another OneVsRestClassifier.")
+        if getattr(self.estimator, "class_weight", None) is not None:
+            raise ValueError(
+                f"Set class_weight on the OneVsRestClassifier, not on its estimator (got "
+                f"estimator.class_weight={self.estimator.class_weight!r}): the wrapper's keys are "
+                "the original labels and it weights every binary learner's examples by their "
+                "original class.")
         if self.total_budget is not None:
             self._check_param("total_budget", self.total_budget, low=2, low_inclusive=True,
                               integer=True)
@@ -111,6 +128,9 @@ class OneVsRestClassifier(BudgetClassifier):
 
     def _encode_y(self, y, cls):
         return np.searchsorted(cls, y).astype(np.int64)
+
+    def _class_index(self, y_idx):
+        return y_idx
 
     def _n_learners(self):
         return 1 if len(self.classes_) == 2 else len(self.classes_)

@@ -108,11 +108,17 @@ def _encode_value(v, where):
     if isinstance(v, list):
         return [_encode_value(x, where) for x in v]
     if isinstance(v, dict):
-        if not all(isinstance(k, str) for k in v):
-            raise ValueError(f"{where}: dict keys must be strings to be saved; got {list(v)!r}.")
-        if any(k.startswith("__") and k.endswith("__") for k in v):
-            raise ValueError(f"{where}: dict keys of the form '__x__' are reserved.")
-        return {k: _encode_value(x, where) for k, x in v.items()}
+        if all(isinstance(k, str) and not (k.startswith("__") and k.endswith("__")) for k in v):
+            return {str(k): _encode_value(x, where) for k, x in v.items()}
+        # other keys (class_weight keyed by int or float labels, or a label like '__x__'):
+        # a list of [key, value] pairs, so that every key keeps its JSON type
+        for k in v:
+            if not isinstance(k, (str, bool, int, float, np.integer, np.floating, np.bool_)):
+                raise ValueError(
+                    f"{where}: dict key {k!r} cannot be saved (keys must be strings, numbers or "
+                    "booleans).")
+        return {"__items__": [[_encode_value(k, where), _encode_value(x, where)]
+                              for k, x in v.items()]}
     if isinstance(v, BudgetClassifier):
         return {
             "__estimator__": type(v).__name__,
@@ -141,6 +147,18 @@ def _decode_value(v, where):
             if set(v) != {"__tuple__"} or not isinstance(v["__tuple__"], list):
                 raise ModelFormatError(f"Malformed tuple in {where}.")
             return tuple(_decode_value(x, where) for x in v["__tuple__"])
+        if "__items__" in v:
+            items = v["__items__"]
+            if (set(v) != {"__items__"} or not isinstance(items, list)
+                    or not all(isinstance(kv, list) and len(kv) == 2 for kv in items)):
+                raise ModelFormatError(f"Malformed dict in {where}.")
+            out = {}
+            for kv in items:
+                key = _decode_value(kv[0], where)
+                if not isinstance(key, (str, bool, int, float)):
+                    raise ModelFormatError(f"Malformed dict key in {where}.")
+                out[key] = _decode_value(kv[1], where)
+            return out
         if "__estimator__" in v:
             if set(v) != {"__estimator__", "params"} or not isinstance(v["params"], dict):
                 raise ModelFormatError(f"Malformed nested estimator in {where}.")

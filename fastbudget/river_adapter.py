@@ -13,6 +13,11 @@ Classes: pass ``classes`` when known. Otherwise the adapter buffers examples unt
 labels have appeared and then starts the model on the buffer; ``predict_one`` returns None until
 then (river's convention for a model that knows nothing yet).
 
+Class weights: a dict ``class_weight`` of the wrapped estimator applies to every example
+(``learn_one`` learns through the estimator's ``learn_one`` or ``partial_fit``, which apply
+it). ``class_weight='balanced'`` needs the whole data, so ``learn_one`` refuses it with a
+``ValueError`` at the first call (before anything is buffered or learned): pass a dict.
+
 Cost: each ``learn_one`` is one ``partial_fit`` call on a single row, including the validation
 and the transactional snapshot of the budget-sized state; prefer ``partial_fit`` on chunks when
 throughput matters.
@@ -110,6 +115,8 @@ class RiverClassifier(_Base):
             else:
                 est.partial_fit(v[None, :], [y])
             return
+        if isinstance(getattr(est, "class_weight", None), str):
+            est._class_weights(None)    # raises: 'balanced' (or a bad string) cannot stream
         if self.classes is not None:
             est.partial_fit(v[None, :], [y], classes=self.classes)
             return

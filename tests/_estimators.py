@@ -45,6 +45,19 @@ def _module(name):
         raise
 
 
+# scikit-learn's check_class_weight_classifiers fits noisy blobs (cluster_std=20) with
+# class_weight={0: 1000, 1: 1e-4} and asks for > 87 % predictions of class 0. A weight scales
+# the update of a one-pass learner, not which examples it learns (mistake or margin test) or
+# where a local RBF kernel reaches, so these fall short (fractions of class 0 measured
+# without -> with the weights on that data): the exact SVMs (idsvm, tvm, span_lru,
+# svl_incremental) pass it. tests/test_class_weight.py checks on every learner that
+# class_weight is exactly sample_weight on that class.
+_CW = "check_class_weight_classifiers"
+_CW_REASON = ("class weights scale the one-pass updates; on scikit-learn's noisy blobs the "
+              "predictions of class 0 go {} (the check asks > 0.87)")
+_CW_UNIT = ("{} refuses weights other than 1 (also from class_weight); the check passes "
+            "class_weight={{0: 1000, 1: 1e-4}}")
+
 _SW = {
     "check_sample_weight_equivalence_on_dense_data": _ORDER_DEPENDENT,
     "check_sample_weight_equivalence_on_sparse_data": _ORDER_DEPENDENT,
@@ -55,24 +68,29 @@ _add("dummy", lambda: DummyBudgetPerceptron(budget=30, gamma=0.5), _SW)
 _bl = _module("fastbudget.estimators.baselines")
 if _bl is not None:
     if hasattr(_bl, "PerceptronClassifier"):
-        _add("perceptron", lambda: _bl.PerceptronClassifier(budget=30, kernel="rbf"), _SW)
+        _add("perceptron", lambda: _bl.PerceptronClassifier(budget=30, kernel="rbf"),
+             dict(_SW, **{_CW: _CW_REASON.format(
+                 "0.44 -> 0.44 (the weight scales the coefficient, not the mistake test)")}))
     if hasattr(_bl, "ForgetronClassifier"):
         _add("forgetron", lambda: _bl.ForgetronClassifier(budget=30), dict(_SW, **{
             c: "ForgetronClassifier refuses non-unit sample weights (its shrinking schedule "
                "assumes unit perceptron steps); this check passes non-unit weights"
             for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
-                      "check_classifiers_one_label_sample_weights")}))
+                      "check_classifiers_one_label_sample_weights")},
+            **{_CW: _CW_UNIT.format("ForgetronClassifier")}))
     if hasattr(_bl, "PegasosClassifier"):
-        _add("pegasos", lambda: _bl.PegasosClassifier(random_state=0), _SW)
+        _add("pegasos", lambda: _bl.PegasosClassifier(random_state=0),
+             dict(_SW, **{_CW: _CW_REASON.format("0.42 -> 0.54")}))
     if hasattr(_bl, "BSGDClassifier"):
-        _add("bsgd", lambda: _make(_bl.BSGDClassifier, budget=30, random_state=0), _SW)
+        _add("bsgd", lambda: _make(_bl.BSGDClassifier, budget=30, random_state=0),
+             dict(_SW, **{_CW: _CW_REASON.format("0.36 -> 0.78")}))
     if hasattr(_bl, "RandomBudgetClassifier"):
         _add("random", lambda: _make(_bl.RandomBudgetClassifier, budget=30, C=1.0, gamma=0.5,
                                      random_state=0), dict(_SW, **{
             c: "REPORTED: RandomBudgetClassifier refuses non-unit sample weights"
             for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
                       "check_classifiers_one_label_sample_weights")},
-            ))
+            **{_CW: _CW_UNIT.format("RandomBudgetClassifier")}))
         KNOWN_FAILURES[("random", "sklearn:check_estimators_pickle[readonly_memmap]")] = (
             "REPORTED: RandomBudgetClassifier writes into its state arrays during predict "
             "(lazy refit), so a model unpickled onto read-only memory fails with 'assignment "
@@ -80,8 +98,10 @@ if _bl is not None:
 
 _ss = _module("fastbudget.estimators.streamsvm")
 if _ss is not None and hasattr(_ss, "StreamSVMClassifier"):
-    _add("streamsvm", lambda: _ss.StreamSVMClassifier(capacity=300), _SW)
+    _add("streamsvm", lambda: _ss.StreamSVMClassifier(capacity=300),
+         dict(_SW, **{_CW: _CW_REASON.format("0.54 -> 0.54")}))
     _add("streamsvm_rbf", lambda: _ss.StreamSVMClassifier(kernel="rbf", capacity=300), dict(_SW, **{
+        _CW: _CW_REASON.format("0.00 -> 0.00"),
         "check_classifiers_train": "REPORTED: StreamSVM with kernel='rbf' and default C/gamma "
         "scores below scikit-learn's 0.83 floor on its easy blobs (0.47 on a linear problem)"}))
 
@@ -97,7 +117,8 @@ if _tv is not None and hasattr(_tv, "TVMClassifier"):
 
 _sp = _module("fastbudget.estimators.span")
 if _sp is not None and hasattr(_sp, "SpanBudgetClassifier"):
-    _add("span", lambda: _make(_sp.SpanBudgetClassifier, budget=20, C=1.0, gamma=0.5), _SW)
+    _add("span", lambda: _make(_sp.SpanBudgetClassifier, budget=20, C=1.0, gamma=0.5),
+         dict(_SW, **{_CW: _CW_REASON.format("0.00 -> 0.00")}))
     _add("span_lru", lambda: _make(_sp.SpanBudgetClassifier, budget=20, C=1.0, gamma=0.5,
                                    policy="lru"), _SW)
 
@@ -111,7 +132,8 @@ _add("ovr_dummy", lambda: OneVsRestClassifier(DummyBudgetPerceptron(budget=30), 
 if _bl is not None and hasattr(_bl, "PerceptronClassifier"):
     _add("ovr_perceptron",
          lambda: OneVsRestClassifier(_bl.PerceptronClassifier(budget=30, kernel="rbf"),
-                                     total_budget=90), _SW)
+                                     total_budget=90),
+         dict(_SW, **{_CW: _CW_REASON.format("0.44 -> 0.44 (the perceptron's)")}))
 
 IDS = [i for i, _ in ESTIMATORS]
 FACTORIES = dict(ESTIMATORS)

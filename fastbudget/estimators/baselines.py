@@ -192,6 +192,13 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         Learn a bias (primal linear model only; kernel models get one through ``coef0``).
     random_state : None
         Unused (the algorithm is deterministic); kept for a common interface.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; it scales the update
+        made on a mistake (the coefficient ``w y`` of the new support vector, or the primal
+        step ``w y x``); the mistake test is unchanged.
 
     Attributes
     ----------
@@ -213,7 +220,7 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     """
 
     def __init__(self, budget=None, kernel="linear", gamma=None, degree=3, coef0=1.0,
-                 fit_intercept=True, random_state=None):
+                 fit_intercept=True, random_state=None, class_weight=None):
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
@@ -221,6 +228,7 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self.coef0 = coef0
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.class_weight = class_weight
 
     @property
     def _state_names(self):
@@ -333,6 +341,13 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     coef0 : float, default=1.0
     random_state : None
         Unused (deterministic); kept for a common interface.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; the Forgetron refuses
+        weights other than 1 (see ``sample_weight``), so only weights of 1 are accepted
+        (the parameter exists for a common interface).
 
     Attributes
     ----------
@@ -358,13 +373,14 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     _unit_weights_only = True
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
-                 random_state=None):
+                 random_state=None, class_weight=None):
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _validate_params(self):
         self._validate_kernel()
@@ -423,6 +439,12 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
         Bias as a constant feature 1 (regularised with w).
     random_state : None
         Unused (one pass in stream order); kept for a common interface.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; it scales the example's
+        hinge loss term (its sub-gradient), i.e. a per-class C.
 
     Attributes
     ----------
@@ -442,11 +464,13 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
 
     _state_names = ("_w", "_g", "_Xb", "_yb", "_sb", "_istate")
 
-    def __init__(self, lambda_=1e-4, k=1, fit_intercept=True, random_state=None):
+    def __init__(self, lambda_=1e-4, k=1, fit_intercept=True, random_state=None,
+                 class_weight=None):
         self.lambda_ = lambda_
         self.k = k
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _validate_params(self):
         self._check_param("lambda_", self.lambda_, low=0.0)
@@ -536,6 +560,12 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     maintenance : {'merging', 'removal', 'projection'}, default='merging'
     random_state : None
         Unused (one pass in stream order, deterministic maintenance); common interface.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; it scales the example's
+        hinge loss: a new support vector gets ``alpha = w y / (lambda_ t)``.
 
     Attributes
     ----------
@@ -562,7 +592,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     _state_names = ("_SV", "_coef", "_Kc", "_sv_t", "_istate", "_kpar")
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
-                 lambda_=1e-4, maintenance="merging", random_state=None):
+                 lambda_=1e-4, maintenance="merging", random_state=None, class_weight=None):
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
@@ -571,6 +601,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self.lambda_ = lambda_
         self.maintenance = maintenance
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _validate_params(self):
         self._validate_kernel()
@@ -654,6 +685,13 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     random_state : None, int or numpy.random.Generator seed material, default=None
         Seeds the reservoir; its generator state is part of the model (same seed and same
         stream give the same model; a restored model continues identically).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; the reservoir keeps
+        unweighted examples and refuses weights other than 1, so only weights of 1 are
+        accepted (the parameter exists for a common interface).
 
     Attributes
     ----------
@@ -675,7 +713,7 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     _unit_weights_only = True
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=100.0,
-                 random_state=None):
+                 random_state=None, class_weight=None):
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
@@ -683,6 +721,7 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self.coef0 = coef0
         self.C = C
         self.random_state = random_state
+        self.class_weight = class_weight
 
     @property
     def _state_names(self):

@@ -30,6 +30,13 @@ class IncrementalSVC(BudgetClassifier):
     capacity : int, default=1000
         Most examples held at once. Memory is ``memory_bytes()``, about
         ``16 * capacity**2`` bytes, allocated at the first fit.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; its bound is ``C``
+        times that, so class c has ``C * class_weight[c]`` (SVC's C per class);
+        ``learn_one`` and ``reweight`` apply it too.
 
     Attributes
     ----------
@@ -51,13 +58,15 @@ class IncrementalSVC(BudgetClassifier):
     True
     """
 
-    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, capacity=1000):
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, capacity=1000,
+                 class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.capacity = capacity
+        self.class_weight = class_weight
 
     def _validate_params(self):
         self._check_param("capacity", self.capacity, low=2, low_inclusive=True, integer=True)
@@ -104,6 +113,7 @@ class IncrementalSVC(BudgetClassifier):
                 "partial_fit(X, y, classes=[neg, pos]) or fit first.")
         X, y_pm, _ = self._check_Xy(x, np.asarray([y]), reset=False)
         w = self._check_sample_weight(np.asarray([sample_weight], dtype=float), 1)
+        w = self._weigh(w, y_pm, self.classes_)
         if self.engine_ is None:
             self._make_engine(X)
         return int(self.engine_.add_batch(X, y_pm, w)[0])
@@ -116,9 +126,16 @@ class IncrementalSVC(BudgetClassifier):
         return self
 
     def reweight(self, index, sample_weight):
-        """Change an example's weight exactly (its bound becomes ``C * sample_weight``)."""
+        """Change an example's weight exactly: its bound becomes ``C * sample_weight``,
+        times ``class_weight`` of its class when that is a dict (``'balanced'`` raises, as in
+        ``partial_fit``: pass a dict)."""
         self._check_fitted()
-        self.engine_.reweight(int(index), float(sample_weight))
+        w = float(sample_weight)
+        if getattr(self, "class_weight", None) is not None:
+            self.engine_._check_slot(int(index))
+            w = float(self._weigh(self._check_sample_weight(w, 1),
+                                  self.engine_.st.y[[int(index)]], self.classes_)[0])
+        self.engine_.reweight(int(index), w)
         return self
 
     def set_C(self, C):

@@ -83,6 +83,15 @@ class SVIncrementalClassifier(BudgetClassifier):
     capacity : int, default=1000
         Most examples held at once (support vectors kept + the largest batch).
         Memory is about ``16 * capacity**2`` bytes, allocated at the first batch.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; its bound is ``C``
+        times that in the batch it arrives with. With ``L`` set, the support vectors kept
+        are given the weight L at the next batch whatever their class (as their
+        ``sample_weight``), so class weights act within each batch and through ``n_seen_``;
+        with ``L=None`` every example keeps its weight.
 
     Attributes
     ----------
@@ -117,7 +126,7 @@ class SVIncrementalClassifier(BudgetClassifier):
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, L=None,
-                 capacity=1000):
+                 capacity=1000, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -125,6 +134,7 @@ class SVIncrementalClassifier(BudgetClassifier):
         self.coef0 = coef0
         self.L = L
         self.capacity = capacity
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------ protocol
     def _validate_params(self):

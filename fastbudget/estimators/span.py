@@ -56,6 +56,12 @@ class SpanBudgetClassifier(BudgetClassifier):
         vectors, the latter by their distance to the margin set's affine span) or 'margin'
         (margin vectors only: Vapnik & Chapelle's span for non-separable data, the "slightly
         modified expression" paper 002 Sec. 2 refers to).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; its bound is ``C`` times
+        that (SVC's C per class).
 
     Attributes
     ----------
@@ -81,7 +87,7 @@ class SpanBudgetClassifier(BudgetClassifier):
     """
 
     def __init__(self, budget=50, policy="span", C=1.0, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, margin=0.0, span_set="all"):
+                 coef0=0.0, margin=0.0, span_set="all", class_weight=None):
         self.budget = budget
         self.policy = policy
         self.C = C
@@ -91,6 +97,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         self.coef0 = coef0
         self.margin = margin
         self.span_set = span_set
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------ protocol
     def _validate_params(self):

@@ -56,6 +56,12 @@ class StreamSVMClassifier(BudgetClassifier):
     tol : float, default=1e-6
         Relative accuracy of the radius returned by the ball-and-points solver (lookahead,
         final merge of several balls).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; it scales C for that
+        example (``C_n = C s_n``, see Notes).
 
     Attributes
     ----------
@@ -109,7 +115,7 @@ class StreamSVMClassifier(BudgetClassifier):
 
     def __init__(self, C=1.0, kernel="linear", gamma=None, degree=3, coef0=0.0, lookahead=1,
                  n_balls=1, capacity=1000, on_full="raise", fit_intercept=True,
-                 intercept_scaling=1.0, tol=1e-6):
+                 intercept_scaling=1.0, tol=1e-6, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -122,6 +128,7 @@ class StreamSVMClassifier(BudgetClassifier):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------------ validation / state
     def _validate_params(self):

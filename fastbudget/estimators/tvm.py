@@ -75,6 +75,12 @@ class TVMClassifier(BudgetClassifier):
         Accepted for interface symmetry with the other budgeted learners; TVM is
         deterministic (the same stream in the same order gives the same model) and uses
         no randomness.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
+        it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
+        data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
+        example's weight is ``sample_weight * class_weight[label]``; it counts in its twin's
+        s+ / s- like that many copies (so ``C`` per class is scaled, as in SVC).
 
     Attributes
     ----------
@@ -103,7 +109,7 @@ class TVMClassifier(BudgetClassifier):
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
                  m1=1.0, m2=2.0, merge="input", one_sided=True, rejection=0.2, control_C=True,
-                 removal="abs", random_state=None):
+                 removal="abs", random_state=None, class_weight=None):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -118,6 +124,7 @@ class TVMClassifier(BudgetClassifier):
         self.control_C = control_C
         self.removal = removal
         self.random_state = random_state
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------ setup
     def _validate_params(self):
