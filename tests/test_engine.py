@@ -168,6 +168,39 @@ def test_polish_repairs_a_wrong_partition(rng):
     assert ref.compare_models(a, b, orc["alpha"], orc["b"], y, K, cb)[0] <= 1e-10
 
 
+@pytest.mark.parametrize("d", [2, 3])
+def test_reference_solves_a_degenerate_problem(rng, monkeypatch, d):
+    """Linear kernel in d dims, 60 points, C w up to 1e3: at most d + 1 margin vectors can
+    have a nonsingular bordered kernel matrix, so the one-at-a-time partition repair cycles
+    from a start with every example inside; polish must then hand over to the active set
+    (and that path must give a certified KT point, from the bad start and from zero)."""
+    n = 60
+    X, y = make_data(rng, n, d)
+    K = ref.kernel_matrix(X, X, "linear")
+    cb = 100.0 * rng.uniform(0.1, 10, n)
+    calls = []
+    active_set_qp = ref.active_set_qp
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return active_set_qp(*args, **kwargs)
+
+    monkeypatch.setattr(ref, "active_set_qp", counted)
+    a, b, rep = ref.polish(K, y, cb, cb / 2)  # all 60 "inside": far more than d + 1
+    assert calls, "the degenerate path was not exercised"
+    a0, b0, rep0 = active_set_qp(K, y, cb)  # cold start
+    for alpha, bias, r in ((a, b, rep), (a0, b0, rep0)):
+        assert r["kt_scaled"] <= 1e-12 and r["eq"] <= 1e-13
+        assert np.all(alpha >= 0) and np.all(alpha <= cb)
+        # duality gap from the primal, independently of the KT report
+        wv = X.T @ (alpha * y)
+        primal = 0.5 * wv @ wv + cb @ np.maximum(0.0, 1.0 - y * (X @ wv + bias))
+        dual = -ref.dual_objective(alpha, y, K)
+        assert abs(primal - dual) <= 1e-11 * primal
+    rel, b_ok = ref.compare_models(a, b, a0, b0, y, K, cb)
+    assert rel <= 1e-9 and b_ok
+
+
 # ----------------------------------------------------------------------------- learning
 @pytest.mark.parametrize("C", [0.1, 1.0, 100.0])
 @pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])

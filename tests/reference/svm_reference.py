@@ -8,7 +8,10 @@ Everything here is written from the definitions, without the engine's recursions
   (paper 003, eq. 2), measured from scratch;
 - ``polish``: exact solution of the KT linear system for a given partition
   (S margin / E at bound / R at zero), with an active-set repair loop, so that an
-  approximate solution (libsvm's, or SLSQP's) becomes an exact, *certified* one;
+  approximate solution (libsvm's, or SLSQP's) becomes an exact, *certified* one; on a
+  degenerate problem, where that repair cycles, it hands over to ``active_set_qp``;
+- ``active_set_qp``: a primal active-set solver of the dual (feasible iterates, zero-curvature
+  steps where the free set is degenerate, Bland's rule against cycling), exact on its own;
 - ``solve_qp``: an independent dual solver (SciPy SLSQP, then ``polish``) for small problems;
 - ``span_sq``: squared distance of a point to the affine span of a set of points in feature
   space (the Vapnik-Chapelle span, paper 002; Cauwenberghs' gamma_c, paper 003 eq. 21),
@@ -141,15 +144,25 @@ def _solve_partition(K, y, cb, S, E):
     return alpha, float(sol[0])
 
 
-def polish(K, y, cb, alpha0, rtol=1e-7, max_iter=None):
+def polish(K, y, cb, alpha0, rtol=1e-7, max_iter=None, tol=1e-12):
     """Exact KT solution near an approximate one.
 
     The partition is read from ``alpha0`` (at 0, at the bound ``cb`` within ``rtol``
     relative, inside); the KT linear system is solved exactly for it; then, while the
     result is not a KT point, the worst offender changes set (a margin multiplier leaving
-    [0, cb] goes to R or E, an R/E example violating its margin joins S). Returns
-    ``(alpha, b, report)`` where ``report`` is :func:`kt_report` of the result; callers
-    must check it (this function does not claim success).
+    [0, cb] goes to R or E, an R/E example violating its margin joins S).
+
+    That repair moves one example at a time, which is enough when the margin set stays
+    nonsingular, but not on a degenerate problem: with a linear kernel in d dimensions at
+    most d + 1 margin vectors have a nonsingular bordered kernel matrix, so once |S| = d + 1
+    an example can only join S if another one leaves it *in the same move*; one at a time,
+    the repair cycles between |S| = d + 1 and d + 2. When the repair does not end at a KT
+    point (scaled residual above ``tol``, or :func:`kt_report`'s ``eq`` above 1e-13), the
+    problem is solved again by :func:`active_set_qp` from ``alpha0``, which pivots
+    correctly there, and the better of the two results is returned.
+
+    Returns ``(alpha, b, report)`` where ``report`` is :func:`kt_report` of the result;
+    callers must check it (this function does not claim success).
     """
     y = np.asarray(y, dtype=np.float64)
     cb = np.asarray(cb, dtype=np.float64)
@@ -184,7 +197,185 @@ def polish(K, y, cb, alpha0, rtol=1e-7, max_iter=None):
             break
         state[who] = to
     alpha = np.clip(alpha, 0.0, cb)
-    return alpha, b, kt_report(alpha, b, y, K, cb)
+    report = kt_report(alpha, b, y, K, cb)
+    if report["kt_scaled"] <= tol and report["eq"] <= 1e-13:
+        return alpha, b, report
+    a2, b2, rep2 = active_set_qp(K, y, cb, alpha0, tol=tol)
+    if (rep2["kt_scaled"], rep2["eq"]) <= (report["kt_scaled"], report["eq"]):
+        return a2, b2, rep2
+    return alpha, b, report
+
+
+# ----------------------------------------------------------------------------- active set
+def _restore_equality(a, y, cb):
+    """Make ``sum a_i y_i = 0`` by moving the variables with the most room (largest first)
+    inside their box, so that a start read off an approximate solution is feasible.
+    Modified in place."""
+    r = float(a @ y)
+    if r == 0.0:
+        return a
+    s = 1.0 if r > 0 else -1.0
+    # a_i can reduce |r| by lowering it (y_i = s) or raising it (y_i = -s)
+    room = np.where(y * s > 0, a, cb - a)
+    need = abs(r)
+    for i in np.argsort(-room, kind="stable"):
+        if need <= 0.0 or room[i] <= 0.0:
+            break
+        step = min(room[i], need)
+        a[i] -= s * y[i] * step
+        need -= step
+    return a
+
+
+def _eqp(Q, y, G, F, r_eq):
+    """The equality-constrained step on the free set ``F``:
+
+    min_p 1/2 p' Q_FF p + G_F' p   subject to   y_F' p = -r_eq,
+
+    through the bordered system [[Q_FF, y_F], [y_F', 0]] [p; b] = [-G_F; -r_eq], whose
+    last unknown is the bias at the new point (G_i + (Q p)_i + y_i b = 0 on F).
+
+    The bordered matrix is symmetric, so it is split by ``eigh`` into its range and its null
+    space. ``(p, b)`` solves the system on the range (the minimiser when the system is
+    consistent); ``d`` is the part of the right-hand side in the null space. A null vector
+    (p, b) has Q_FF p = 0, y_F' p = 0 and b = 0 (F nonempty), and -G_F' d = |d|^2 for the
+    right-hand side's own null part: when ``d`` is not zero, the problem is unbounded along
+    ``d``, a descent direction of zero curvature -- the degenerate case, where F holds more
+    examples than the kernel has room for (more than d + 1 for a linear kernel in d
+    dimensions).
+
+    Returns ``(p, b, d)``: p and d of shape (|F|,), b a float.
+    """
+    m = F.size
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = Q[np.ix_(F, F)]
+    M[:m, m] = y[F]
+    M[m, :m] = y[F]
+    rhs = np.empty(m + 1)
+    rhs[:m] = -G[F]
+    rhs[m] = -r_eq
+    lam, V = np.linalg.eigh(M)
+    big = np.abs(lam) > 100 * (m + 1) * np.finfo(float).eps * np.abs(lam).max()
+    c = V.T @ rhs
+    sol = V[:, big] @ (c[big] / lam[big])
+    null = V[:, ~big] @ c[~big]
+    return sol[:m], float(sol[m]), null[:m]
+
+
+def active_set_qp(K, y, cb, alpha0=None, tol=1e-12, max_iter=None):
+    """Exact solution of the weighted dual by a primal active-set method that is safe on
+    degenerate problems (Nocedal & Wright, Numerical Optimization, 2nd ed., Alg. 16.3, with
+    a positive semidefinite Hessian and Bland's rule after a zero step).
+
+    Every iterate is feasible (0 <= a <= cb, y'a = 0) and the objective never increases.
+    The working set fixes each example at 0 or at cb or leaves it free (F, never empty, so
+    that the working constraints are independent and b is unique). On F the step is the
+    equality-constrained minimiser (:func:`_eqp`), cut at the first bound it meets; where
+    that subproblem is unbounded -- F is degenerate, e.g. more than d + 1 free examples for
+    a linear kernel in d dimensions -- the step follows the zero-curvature descent
+    direction until an example reaches a bound and leaves F. This is the move the
+    one-at-a-time repair of :func:`polish` cannot make: one example joins the margin while
+    another leaves it. At the minimiser on F, the multipliers of the fixed examples are
+    g_i = y_i f(x_i) - 1 (>= 0 at 0, <= 0 at cb); the most violated one is released (the
+    smallest index, after a step of length zero, so that a degenerate vertex cannot cycle).
+
+    ``alpha0`` (optional) is a warm start, snapped to the box and made to satisfy y'a = 0.
+    ``tol`` is the KT tolerance in :func:`kt_report`'s scaled units. Returns ``(alpha, b,
+    report)``; check ``report`` (this function does not claim success).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    cb = np.asarray(cb, dtype=np.float64)
+    n = y.shape[0]
+    live = cb > 0
+    Q = (y[:, None] * y[None, :]) * K
+    absK = np.abs(K)
+    a = np.zeros(n) if alpha0 is None else np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, cb)
+    a[~live] = 0.0
+    snap = 1e-9  # an approximate start within this (relative) of a bound is at the bound
+    a[live & (a <= snap * cb)] = 0.0
+    up = live & (a >= (1 - snap) * cb)
+    a[up] = cb[up]
+    _restore_equality(a, y, np.where(live, cb, 0.0))
+    state = np.full(n, -1, dtype=np.int8)  # 0 at zero, 1 free, 2 at cb, -1 no constraint
+    state[live] = 1
+    state[live & (a == 0.0)] = 0
+    state[live & (a == cb)] = 2
+    max_iter = 10 * n + 100 if max_iter is None else max_iter
+    bland = False
+    b = 0.0
+    for _ in range(max_iter):
+        F = np.flatnonzero(state == 1)
+        G = Q @ a - 1.0
+        if F.size == 0:
+            # all fixed: b must satisfy g_i = G_i + y_i b >= 0 at zero and <= 0 at cb
+            lo, hi, i_lo, i_hi = -np.inf, np.inf, -1, -1
+            for i in np.flatnonzero(state >= 0):
+                # at zero y_i b >= -G_i, at cb y_i b <= -G_i: a lower or an upper bound on b
+                sign = (1.0 if state[i] == 0 else -1.0) * y[i]
+                bound = -G[i] * y[i]
+                if sign > 0 and bound > lo:
+                    lo, i_lo = bound, i
+                elif sign < 0 and bound < hi:
+                    hi, i_hi = bound, i
+            if lo <= hi:
+                b = 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (
+                    lo if np.isfinite(lo) else (hi if np.isfinite(hi) else 0.0))
+                break
+            state[min(i_lo, i_hi) if bland else i_lo] = 1  # no b fits: free one example
+            continue
+        if F.size >= 2:  # (with one free example, y'p = 0 leaves no step)
+            p, _, d = _eqp(Q, y, G, F, float(a @ y))
+            QFF = Q[np.ix_(F, F)]
+            step = None
+            # the degenerate case: descend along the null direction until a bound stops it
+            # (a null part at round-off level, or one with enough curvature to stop before
+            # any bound, is not a degeneracy: the range step below is taken instead)
+            if np.linalg.norm(d) > 1e-12 * max(1.0, np.linalg.norm(G[F])) and G[F] @ d < 0:
+                t_blk, blk = _ratio_test(a[F], cb[F], d, F)
+                curv = d @ QFF @ d
+                if blk >= 0 and (curv <= 0 or t_blk <= -(G[F] @ d) / curv):
+                    step = (d, t_blk, blk)
+            if step is None:
+                t_blk, blk = _ratio_test(a[F], cb[F], p, F)
+                if blk >= 0 and t_blk < 1.0:
+                    step = (p, t_blk, blk)
+                else:
+                    a[F] = np.clip(a[F] + p, 0.0, cb[F])
+            if step is not None:
+                direction, t, blk = step
+                a[F] = np.clip(a[F] + t * direction, 0.0, cb[F])
+                a[blk] = 0.0 if direction[np.searchsorted(F, blk)] < 0 else cb[blk]
+                state[blk] = 0 if a[blk] == 0.0 else 2
+                bland = t == 0.0
+                continue
+        # the minimiser on the working set: b from the free examples, then the multipliers
+        F = np.flatnonzero(state == 1)
+        G = Q @ a - 1.0
+        b = float(-(y[F] @ G[F]) / F.size)
+        g = G + y * b
+        scale = np.maximum(1.0, absK @ a + abs(b))
+        viol = np.zeros(n)
+        viol[state == 0] = -g[state == 0] / scale[state == 0]
+        viol[state == 2] = g[state == 2] / scale[state == 2]
+        cand = np.flatnonzero(viol > tol)
+        if cand.size == 0:
+            break
+        j = cand[0] if bland else cand[np.argmax(viol[cand])]
+        state[j] = 1
+    return a, b, kt_report(a, b, y, K, cb)
+
+
+def _ratio_test(aF, cbF, p, F):
+    """Largest t with 0 <= aF + t p <= cbF, and the example that stops it (-1 if none):
+    the first to reach its bound, the smallest index among ties (``F`` is sorted), which is
+    Bland's choice."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(p < 0, aF / -p, np.where(p > 0, (cbF - aF) / p, np.inf))
+    t = np.maximum(t, 0.0)
+    k = int(np.argmin(t))
+    if not np.isfinite(t[k]):
+        return np.inf, -1
+    return float(t[k]), int(F[k])
 
 
 def sklearn_alpha(svc, y):
