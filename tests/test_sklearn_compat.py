@@ -92,6 +92,27 @@ def test_pipeline_gridsearch_clone(id_, factory):
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
 
 
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_calibrated_probabilities(id_, factory):
+    """No learner has predict_proba (SVC's comes from Platt scaling with internal
+    cross-validation, which a one-pass learner cannot do); scikit-learn's
+    CalibratedClassifierCV gives it from decision_function, and beats the class prior."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    est = factory()
+    n_classes = 2 if is_binary(est) else 3
+    X, y = stream(3, n=600, n_classes=n_classes)
+    cal = CalibratedClassifierCV(est, cv=3).fit(X[:400], y[:400])
+    p = cal.predict_proba(X[400:])
+    assert p.shape == (200, n_classes)
+    assert np.all((p >= 0) & (p <= 1)) and np.allclose(p.sum(axis=1), 1)
+    onehot = (y[400:, None] == cal.classes_[None, :]).astype(float)
+    prior = onehot.mean(axis=0)
+    brier = ((p - onehot) ** 2).sum(axis=1).mean()
+    brier_prior = ((prior - onehot) ** 2).sum(axis=1).mean()
+    assert brier < brier_prior, (brier, brier_prior)
+
+
 def _grid(est):
     names = est.get_params(deep=True)
     for key, values in (("C", [0.5, 2.0]), ("gamma", [0.1, 1.0]), ("budget", [10, 20]),
