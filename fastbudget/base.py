@@ -373,6 +373,24 @@ class BudgetClassifier:
                 f"{out.tolist()!r}); leave class_weight=None, or resample the classes instead.")
         return out
 
+    @property
+    def class_weight_(self):
+        """Weight of each class of ``classes_`` (float64 ``(n_classes,)``), as ``SVC``'s:
+        ones when ``class_weight`` is None, the dict's values (1 for absent labels), or for
+        ``'balanced'`` the weights ``fit`` computed on its labels. Only on a fitted model;
+        absent when ``class_weight`` was set to ``'balanced'`` after fitting (no ``fit`` has
+        computed the weights)."""
+        self._check_fitted()
+        if _is_balanced(self.class_weight):
+            w = self.__dict__.get("_balanced_weights")
+            if w is None:
+                raise AttributeError(
+                    "class_weight_ is not known: class_weight='balanced' was set after the "
+                    "model was fitted, and only fit computes the balanced weights.")
+            return np.array(w, dtype=np.float64)
+        w = self._class_weights(self.classes_)
+        return np.ones(len(self.classes_)) if w is None else w
+
     def _class_index(self, y_enc):
         """Index into ``classes_`` of every encoded label (binary: -1 -> 0, +1 -> 1)."""
         return (y_enc > 0).astype(np.intp)
@@ -636,6 +654,9 @@ class BudgetClassifier:
         with self._transaction():
             self._reset_fitted()
             self._start(cls, X.shape[1])
+            if _is_balanced(self.class_weight):
+                # kept for class_weight_ (and saved with the model)
+                self._balanced_weights = self._class_weights(cls, y_enc, fit=True)
             self._partial_fit_encoded(X, y_enc, w)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
@@ -758,6 +779,10 @@ _BALANCED_STREAMING_MSG = (
     "compute_class_weight('balanced', classes=classes, y=y_sample) or, with numpy, "
     "len(y_sample) / (n_classes * np.bincount(...)), and pass them as a dict "
     "class_weight={{label: weight, ...}}; or use fit, which computes 'balanced' on its data.")
+
+
+def _is_balanced(class_weight):
+    return isinstance(class_weight, str) and class_weight == "balanced"
 
 
 def _plain(values):

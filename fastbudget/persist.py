@@ -227,6 +227,10 @@ def _collect(est):
             )
         classes = classes.astype(str)
     arrays["base.classes_"] = classes
+    balanced = est.__dict__.get("_balanced_weights")
+    if balanced is not None:
+        # the weights fit computed for class_weight='balanced' (class_weight_)
+        arrays["base.class_weight_"] = np.asarray(balanced, dtype=np.float64)
     scalars["base.n_features_in_"] = int(est.n_features_in_)
     scalars["base.classes_object"] = classes_kind == "O"
     nonfinite_ok = set(getattr(est, "_state_nonfinite_ok", ()))
@@ -467,8 +471,13 @@ def load_model(path, expected_class=None):
             ):
                 _fail(path, f"state array {name!r} holds NaN or infinity.")
             state[name] = np.array(a, copy=True)  # writeable, owned
-        elif k != "base.classes_":
+        elif k not in ("base.classes_", "base.class_weight_"):
             _fail(path, f"unknown array {k!r}.")
+    balanced = arrays.get("base.class_weight_")
+    if balanced is not None and (
+            balanced.dtype.kind != "f" or balanced.shape != classes.shape
+            or not np.isfinite(balanced).all() or (balanced < 0).any()):
+        _fail(path, "class_weight_ is not one finite non-negative weight per class.")
     for k, v in scalars.items():
         if k.startswith("state."):
             name = k[len("state."):]
@@ -480,6 +489,8 @@ def load_model(path, expected_class=None):
             _fail(path, f"unknown scalar {k!r}.")
     est.classes_ = classes
     est.n_features_in_ = n_features
+    if balanced is not None:
+        est._balanced_weights = np.array(balanced, dtype=np.float64)
     try:
         check = getattr(est, "_check_state", None)
         if check is not None:

@@ -114,6 +114,33 @@ def test_balanced_in_fit_is_sklearns_dict(id_, factory):
 
 
 @pytest.mark.parametrize("id_,factory", WEIGHTED)
+def test_class_weight_attribute_as_svc(id_, factory, tmp_path):
+    """class_weight_ (SVC's fitted attribute): one weight per class of classes_; 'balanced'
+    keeps fit's weights through save/load and pickle."""
+    est = factory()
+    X, y = _data(est)
+    cls = np.unique(y)
+    assert not hasattr(est, "class_weight_")
+    est.fit(X, y)
+    assert np.array_equal(est.class_weight_, np.ones(len(cls)))
+    cw, _ = _weights_for(est, y)
+    est.set_params(class_weight=cw)
+    assert np.array_equal(est.class_weight_, [cw.get(c, 1.0) for c in cls.tolist()])
+    est.set_params(class_weight="balanced")
+    assert not hasattr(est, "class_weight_")        # not computed by any fit yet
+    if _unit_only(est):
+        return
+    est.fit(X, y)
+    expected = compute_class_weight("balanced", classes=cls, y=y)
+    assert np.allclose(est.class_weight_, expected, rtol=1e-15, atol=0)
+    est.save(tmp_path / "m.npz")
+    for other in (load(tmp_path / "m.npz"), pickle.loads(pickle.dumps(est))):
+        assert np.array_equal(other.class_weight_, est.class_weight_)
+    est.class_weight_[:] = 0.0                       # a copy: the model keeps its weights
+    assert np.allclose(est.class_weight_, expected, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("id_,factory", WEIGHTED)
 def test_balanced_refused_in_partial_fit_and_learn_one(id_, factory):
     est = factory()
     X, y = _data(est)

@@ -350,3 +350,19 @@ def test_fuzz_random_bytes_refused(blob):
             load_model(path)
     finally:
         os.unlink(path)
+
+
+@pytest.mark.parametrize("bad", [np.array([1.0, np.nan]), np.array([1.0, -2.0]),
+                                 np.array([1.0, 2.0, 3.0]), np.array([1, 2])])
+def test_tampered_balanced_class_weight_refused(tmp_path, bad):
+    from fastbudget import TVMClassifier
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = np.where(X[:, 0] > 0.7, 1, 0)
+    path = tmp_path / "m.npz"
+    est = TVMClassifier(budget=10, class_weight="balanced").fit(X, y)
+    est.save(path)
+    assert np.array_equal(load_model(path).class_weight_, est.class_weight_)
+    _rewrite(path, arrays_update={"base.class_weight_": bad})
+    with pytest.raises(ModelFormatError, match="class_weight_"):
+        load_model(path)
