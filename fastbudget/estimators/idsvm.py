@@ -45,6 +45,7 @@ class IncrementalSVC(BudgetClassifier):
     support_vectors_ : ndarray (n_SV, n_features)
     dual_coef_ : ndarray (1, n_SV), ``alpha_i * y_i`` as in scikit-learn
     intercept_ : ndarray (1,)
+    class_weight_ : ndarray (n_classes,), the weight of each class (see ``class_weight``)
 
     Examples
     --------

@@ -89,6 +89,7 @@ class TVMClassifier(BudgetClassifier):
     dual_coef_ : ndarray (n_twins,), alpha_j+ - alpha_j-
     intercept_ : float
     C_eff_ : float, the current effective C
+    class_weight_ : ndarray (n_classes,), the weight of each class (see ``class_weight``)
     n_seen_, n_accepted_, n_merges_, n_rejected_, n_removed_ : int counters
     n_skipped_ : int
         Examples skipped because their exact update failed numerically even after
