@@ -64,8 +64,8 @@ class _StreamingMixin:
             )
         if self._unit_weights_only and not np.all(sample_weight == 1.0):
             raise ValueError(
-                f"{type(self).__name__} does not support sample weights (its shrinking "
-                "schedule assumes unit perceptron steps); repeat examples instead."
+                f"{type(self).__name__} does not support sample weights "
+                f"({self._unit_weights_reason}); repeat examples instead."
             )
         self._fit_chunk(X, y_pm, sample_weight)
 
@@ -371,6 +371,7 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
 
     _state_names = ("_SV", "_coef", "_sv_t", "_istate", "_fstate", "_kpar")
     _unit_weights_only = True
+    _unit_weights_reason = "its shrinking schedule assumes unit perceptron steps"
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
                  random_state=None, class_weight=None):
@@ -711,6 +712,7 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     """
 
     _unit_weights_only = True
+    _unit_weights_reason = "its reservoir keeps each example with the same probability"
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=100.0,
                  random_state=None, class_weight=None):
