@@ -336,12 +336,7 @@ class BudgetClassifier:
         if cw is None:
             return None
         if isinstance(cw, str):
-            if cw != "balanced":
-                raise ValueError(
-                    f"class_weight must be None, 'balanced' or a dict {{label: weight}}; got "
-                    f"{cw!r}.")
-            if not fit:
-                raise ValueError(_BALANCED_STREAMING_MSG.format(name=type(self).__name__))
+            self._check_string_class_weight(fit=fit)
             counts = np.bincount(self._class_index(y_enc), minlength=len(cls))
             return self._unit_weights_check(
                 cls, y_enc.shape[0] / (len(cls) * counts.astype(np.float64)))
@@ -364,6 +359,17 @@ class BudgetClassifier:
                     f"got {v!r}.")
             out[index[k]] = float(v)
         return self._unit_weights_check(cls, out)
+
+    def _check_string_class_weight(self, *, fit=False):
+        """Raise ``ValueError`` unless a string ``class_weight`` is ``'balanced'`` and the
+        call is a ``fit`` (a stream's class counts are not known in advance)."""
+        cw = self.class_weight
+        if cw != "balanced":
+            raise ValueError(
+                f"class_weight must be None, 'balanced' or a dict {{label: weight}}; got "
+                f"{cw!r}.")
+        if not fit:
+            raise ValueError(_BALANCED_STREAMING_MSG.format(name=type(self).__name__))
 
     def _unit_weights_check(self, cls, out):
         if getattr(self, "_unit_weights_only", False) and (out != 1.0).any():
@@ -396,9 +402,10 @@ class BudgetClassifier:
         return (y_enc > 0).astype(np.intp)
 
     def _weigh(self, w, y_enc, cls, *, fit=False):
-        """Effective example weights: ``sample_weight * class_weight[label]`` (``w`` itself,
-        untouched, when ``class_weight`` is None). Raises as ``_class_weights``; with
-        ``fit`` also when every effective weight is zero."""
+        """Effective example weights ``sample_weight * class_weight[label]`` (``w`` itself,
+        untouched, when ``class_weight`` is None) and the per-class weights used (None when
+        ``class_weight`` is None). Raises as ``_class_weights``; with ``fit`` also when
+        every effective weight is zero."""
         cwv = self._class_weights(cls, y_enc, fit=fit)
         if cwv is not None:
             w = np.ascontiguousarray(w * cwv[self._class_index(y_enc)])
@@ -407,7 +414,7 @@ class BudgetClassifier:
                 "Sample weights must contain at least one non-zero number: all weights are zero"
                 + (" once multiplied by class_weight" if cwv is not None else "")
                 + ", so there is nothing to learn.")
-        return w
+        return w, cwv
 
     def _encode_y(self, y, cls):
         """Map labels (already checked to lie in ``cls``) to the learner's encoding:
@@ -649,14 +656,13 @@ class BudgetClassifier:
         self._validate_common_params()
         self._validate_params()
         X, y_enc, cls = self._check_Xy(X, y, reset=True)
-        w = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls,
-                        fit=True)
+        w, cwv = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc,
+                             cls, fit=True)
         with self._transaction():
             self._reset_fitted()
             self._start(cls, X.shape[1])
             if _is_balanced(self.class_weight):
-                # kept for class_weight_ (and saved with the model)
-                self._balanced_weights = self._class_weights(cls, y_enc, fit=True)
+                self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
             self._partial_fit_encoded(X, y_enc, w)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
@@ -693,7 +699,7 @@ class BudgetClassifier:
             self._validate_common_params()
             self._validate_params()
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
-        w = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
+        w, _ = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1])

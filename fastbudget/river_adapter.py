@@ -116,7 +116,7 @@ class RiverClassifier(_Base):
                 est.partial_fit(v[None, :], [y])
             return
         if isinstance(getattr(est, "class_weight", None), str):
-            est._class_weights(None)    # raises: 'balanced' (or a bad string) cannot stream
+            est._check_string_class_weight()    # raises: 'balanced' cannot stream
         if self.classes is not None:
             est.partial_fit(v[None, :], [y], classes=self.classes)
             return

@@ -20,6 +20,11 @@ import numpy as np
 from fastbudget.reproduce import _tvm, kernel_params, load_set, run_stream
 
 
+def recalls(pred, y):
+    """Recall (%) of the positive and of the negative class."""
+    return 100 * (pred[y > 0] > 0).mean(), 100 * (pred[y < 0] < 0).mean()
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--data-dir", default="../shared/data")
@@ -40,8 +45,7 @@ def main(argv=None):
         r = []
         for o in range(a.orders):
             acc, _, clf = run_stream(_tvm(100, 100.0, kp, class_weight=cw), Xa, ya, Xb, yb, 1000 + o)
-            pr = clf.predict(Xb)
-            tpr, tnr = 100 * (pr[yb > 0] > 0).mean(), 100 * (pr[yb < 0] < 0).mean()
+            tpr, tnr = recalls(clf.predict(Xb), yb)
             r.append((acc, (tpr + tnr) / 2, tpr, tnr))
         m, s = np.mean(r, axis=0), np.std(r, axis=0)
         print(f"| {label} | " + " | ".join(f"{x:.1f} ± {e:.1f}" for x, e in zip(m, s)) + " |",
@@ -56,7 +60,7 @@ def main(argv=None):
         for label, cw in settings:
             svc = SVC(C=100.0, gamma=kp["gamma"], class_weight=cw).fit(Xa[idx], ya[idx])
             pr = svc.predict(Xb)
-            tpr, tnr = 100 * (pr[yb > 0] > 0).mean(), 100 * (pr[yb < 0] < 0).mean()
+            tpr, tnr = recalls(pr, yb)
             print(f"| {label} | {100 * (pr == yb).mean():.1f} | {(tpr + tnr) / 2:.1f} | {tpr:.1f} | "
                   f"{tnr:.1f} | {svc.support_.size:,} |", flush=True)
 

@@ -114,7 +114,7 @@ class IncrementalSVC(BudgetClassifier):
                 "partial_fit(X, y, classes=[neg, pos]) or fit first.")
         X, y_pm, _ = self._check_Xy(x, np.asarray([y]), reset=False)
         w = self._check_sample_weight(np.asarray([sample_weight], dtype=float), 1)
-        w = self._weigh(w, y_pm, self.classes_)
+        w, _ = self._weigh(w, y_pm, self.classes_)
         if self.engine_ is None:
             self._make_engine(X)
         return int(self.engine_.add_batch(X, y_pm, w)[0])
@@ -131,12 +131,12 @@ class IncrementalSVC(BudgetClassifier):
         times ``class_weight`` of its class when that is a dict (``'balanced'`` raises, as in
         ``partial_fit``: pass a dict)."""
         self._check_fitted()
-        w = float(sample_weight)
-        if getattr(self, "class_weight", None) is not None:
-            self.engine_._check_slot(int(index))
-            w = float(self._weigh(self._check_sample_weight(w, 1),
-                                  self.engine_.st.y[[int(index)]], self.classes_)[0])
-        self.engine_.reweight(int(index), w)
+        i, w = int(index), float(sample_weight)
+        if self.class_weight is not None:
+            self.engine_._check_slot(i)         # (before reading its label)
+            w = float(self._weigh(self._check_sample_weight(w, 1), self.engine_.st.y[[i]],
+                                  self.classes_)[0][0])
+        self.engine_.reweight(i, w)
         return self
 
     def set_C(self, C):
