@@ -545,6 +545,7 @@ def test_standardizer_errors():
 # rows / features / positives as stated in the SOURCE.md files (and the paper's binary tasks)
 SOURCE_COUNTS = {
     "adult": (32561 + 16281, 123, 7841 + 3846),
+    "adult_paper": (30162, 123, 7508),
     "banana": (5300, 2, 2376),
     "ijcnn": (49990 + 91701, 22, 4853 + 8712),
     "letter": (20000, 16, None),
@@ -565,7 +566,7 @@ SOURCE_COUNTS = {
     "thyroid": (215, 5, 65),
     "ripley": (1250, 2, 625),
 }
-GIVEN_SPLITS = {"adult": (32561, 16281), "ijcnn": (49990, 91701), "letter": (16000, 4000),
+GIVEN_SPLITS = {"adult": (32561, 16281), "adult_paper": (21048, 9114), "ijcnn": (49990, 91701), "letter": (16000, 4000),
                 "pendigits": (7494, 3498), "shuttle": (43500, 14500), "usps": (7291, 2007),
                 "waveform": (4000, 1000), "ripley": (250, 1000), "banana": (4300, 1000),
                 "thyroid": (140, 75), "covtype": (16000, 4000), "mnist_0v1": (800, 200)}
@@ -590,6 +591,23 @@ def test_paper_loader_counts(shared_data, name):
         assert (ya == 1).sum() + (yb == 1).sum() == pos
     if name in GIVEN_SPLITS:
         assert (Xa.shape[0], Xb.shape[0]) == GIVEN_SPLITS[name]
+
+
+def test_adult_paper_rows_are_the_complete_uci_rows(shared_data):
+    # Platt's a9a coding: 14 one-hot groups (1-based indices); a missing value leaves its group
+    # empty. UCI adult.data has '?' in workclass 1,836, occupation 1,843, native-country 583 times.
+    groups = [(1, 5), (6, 13), (14, 18), (19, 34), (35, 39), (40, 46), (47, 60), (61, 66),
+              (67, 71), (72, 73), (74, 75), (76, 77), (78, 82), (83, 123)]
+    Xa, _, _, _ = load_paper_dataset("adult", shared_data)
+    counts = np.stack([Xa[:, lo - 1:hi].sum(1) for lo, hi in groups], axis=1)
+    assert counts.max() == 1
+    empty = counts == 0
+    assert [int(empty[:, j].sum()) for j in (1, 6, 13)] == [1836, 1843, 583]
+    assert not np.delete(empty, [1, 6, 13], axis=1).any()
+    complete = Xa[~empty.any(axis=1)]
+    Pa, _, Pb, _ = load_paper_dataset("adult_paper", shared_data)
+    both = np.vstack([Pa, Pb])
+    assert np.array_equal(both[np.lexsort(both.T)], complete[np.lexsort(complete.T)])
 
 
 def test_letter_binarisation_against_csv_module(shared_data):
