@@ -23,7 +23,7 @@ from .estimators.idsvm import IncrementalSVC
 from .estimators.rueping import SVIncrementalClassifier
 from .estimators.span import SpanBudgetClassifier
 from .estimators.streamsvm import StreamSVMClassifier
-from .estimators.tvm import TVMClassifier
+from .estimators.tvm import RejectionWarning, TVMClassifier
 from .multiclass import OneVsRestClassifier
 from .persist import ModelFormatError, register_estimator
 from .persist import load_model as load
@@ -41,6 +41,7 @@ __all__ = [
     "NotFittedError",
     "NumericalError",
     "NumericalWarning",
+    "RejectionWarning",
     "OneVsRestClassifier",
     "PegasosClassifier",
     "PerceptronClassifier",

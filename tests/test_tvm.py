@@ -1,10 +1,12 @@
 """TVMClassifier: exactness on the twin set, the merge cache, control of C, memory, API."""
+import warnings
+
 import numpy as np
 import pytest
 from _helpers import assert_same_state, model_state
 from reference import svm_reference as ref
 
-from fastbudget import TVMClassifier
+from fastbudget import RejectionWarning, TVMClassifier
 from fastbudget.datasets import make_checkerboard
 from fastbudget.kernels import adiabatic as ad
 from fastbudget.kernels import merge as km
@@ -136,8 +138,26 @@ def test_rejection_never_accepts_a_failing_merge():
     """Every merge carried out passed the rejection test at the time (paper 000, 4.2.4):
     with eta = 0 no merge can pass, so every overflow example is dropped."""
     X, y = board(2000, 0.15, 7)
-    clf = TVMClassifier(budget=15, gamma=1.35, rejection=0.0, m2=1e9).fit(X, y)
+    with pytest.warns(RejectionWarning, match="stopped learning"):
+        clf = TVMClassifier(budget=15, gamma=1.35, rejection=0.0, m2=1e9).fit(X, y)
     assert clf.n_merges_ == 0 and clf.n_rejected_ == clf.n_accepted_ - 15
+    # the twins can no longer change: a later chunk is dropped too, warned again
+    X2, y2 = board(500, 0.15, 17)
+    f = clf.decision_function(X2)
+    rejected = clf.n_rejected_
+    with pytest.warns(RejectionWarning):
+        clf.partial_fit(X2, y2)
+    assert clf.n_rejected_ > rejected
+    assert np.array_equal(clf.decision_function(X2), f)
+
+
+def test_a_learning_stream_gives_no_rejection_warning():
+    # (at B = 20 some streams do freeze: board(5000, 0.15, 18) does after 443 examples)
+    X, y = board(5000, 0.15, 19)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RejectionWarning)
+        clf = TVMClassifier(budget=20, gamma=1.35).fit(X, y)
+    assert clf.n_merges_ > 0 and not clf.twins_.ist[ktvm.T_STUCK]
 
 
 def test_sorted_pairs_lists_every_allowed_pair_in_cost_order():

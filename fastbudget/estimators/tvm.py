@@ -17,6 +17,11 @@ _TWIN_STATE = operator.itemgetter(
     *[i for i, n in enumerate(_TWIN_FIELDS) if n not in ktvm.SCRATCH_FIELDS])
 
 
+class RejectionWarning(UserWarning):
+    """TVM has stopped learning: no pair of twin vectors passes the rejection test, so every
+    example that would be learned is dropped, and since the twins cannot change, for good."""
+
+
 class TVMClassifier(BudgetClassifier):
     """Twin Vector Machine: an exact SVM on at most ``budget`` weighted twin vectors.
 
@@ -69,7 +74,9 @@ class TVMClassifier(BudgetClassifier):
         eta of the rejection test (Sec. 4.2.4): a merge is accepted when f(q_new) lies
         within (1 -+ eta) of the linear estimate. When the best pair fails, the other
         allowed pairs are tried in increasing merge cost; the new example is dropped only
-        when none passes (``n_rejected_``). None disables.
+        when none passes (``n_rejected_``). None disables. Once no pair passes, the twins can
+        no longer change, so every later example that would be learned is dropped: the
+        call that drops one in that state emits a ``RejectionWarning``.
     control_C : bool, default=True
     random_state : None, int or Generator, default=None
         Accepted for interface symmetry with the other budgeted learners; TVM is
@@ -178,6 +185,7 @@ class TVMClassifier(BudgetClassifier):
         if fresh:
             self._allocate(X)
         B = int(self.budget)
+        rejected_before = int(self.twins_.ist[ktvm.T_REJECTED])
         w = sample_weight
         skipped = []
         attempt = 0
@@ -216,6 +224,15 @@ class TVMClassifier(BudgetClassifier):
                 f"{skipped}) whose exact update failed numerically even after rebuilding R; "
                 "the model is the exact SVM on its twins without them (n_skipped_ counts "
                 "them).", NumericalWarning, stacklevel=3)
+        ist = self.twins_.ist
+        if ist[ktvm.T_STUCK] and ist[ktvm.T_REJECTED] > rejected_before:
+            warnings.warn(
+                f"TVMClassifier has stopped learning: no pair of twin vectors passes the "
+                f"rejection test (rejection={self.rejection}), so every example that would "
+                "be learned is dropped (n_rejected_ counts them), and the twins cannot change "
+                "any more. The paper's rule (Sec. 4.2.4) allows this; to avoid it, train with "
+                "a larger rejection (eta), rejection=None or a larger budget.",
+                RejectionWarning, stacklevel=3)
 
     def _state_arrays(self):
         # the transaction's undo buffer (base class); the scratch twin fields are not state
