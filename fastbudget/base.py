@@ -180,6 +180,59 @@ class BudgetClassifier:
             if p.name != "self" and p.kind != p.VAR_KEYWORD
         )
 
+    # Hyper-parameters a fitted model keeps. Its state is built from them (sized by the
+    # budget, the kernel fixed, TVM's thresholds copied into compiled state), so a change
+    # after fitting would be ignored or inconsistent: partial_fit / learn_one refuse it
+    # instead, and fit starts over with the new values. ``class_weight`` weighs each chunk as
+    # it comes (like sample_weight) and may change between chunks.
+    _per_chunk_params = ("class_weight",)
+
+    def __setattr__(self, name, value):
+        # marks a fitted model whose hyper-parameters were assigned (set_params or direct),
+        # so the one-example fast paths compare them only then
+        if "_fitted_params" in self.__dict__ and (
+                name in self.__dict__["_fitted_params"] or name in self._per_chunk_params):
+            self.__dict__["_params_touched"] = True
+        object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _param_value(v):
+        # nested estimators (OneVsRest's template) are compared by their parameters
+        return (type(v), v.get_params(deep=False)) if hasattr(v, "get_params") and not \
+            isinstance(v, type) else v
+
+    def _snapshot_params(self):
+        self.__dict__["_fitted_params"] = {
+            k: self._param_value(getattr(self, k)) for k in self._get_param_names()
+            if k not in self._per_chunk_params}
+        self.__dict__.pop("_params_touched", None)
+
+    def _check_params_kept(self):
+        """Raise ``ValueError`` when a hyper-parameter differs from the fitted model's."""
+        snap = self.__dict__.get("_fitted_params")
+        if snap is None:
+            return
+        if self.__dict__.get("_params_touched"):
+            # the per-chunk ones (and any other) are checked again, before anything changes
+            self._validate_common_params()
+            self._validate_params()
+        for k, old in snap.items():
+            new = self._param_value(getattr(self, k))
+            if new is old:
+                continue
+            try:
+                same = bool(new == old)
+            except Exception:
+                same = False
+            if not same:
+                raise ValueError(
+                    f"{type(self).__name__}: {k} was changed from {old!r} to {new!r} after "
+                    "the model was fitted. A fitted model keeps the hyper-parameters it was "
+                    "fitted with (its state is built from them), and partial_fit / learn_one "
+                    f"continue that model: call fit to start a new model with the new {k}, "
+                    "or set it back.")
+        self.__dict__.pop("_params_touched", None)
+
     def get_params(self, deep=True):
         """Parameters of this estimator, as scikit-learn's ``get_params``.
 
@@ -429,6 +482,8 @@ class BudgetClassifier:
         The whole chunk is checked before anything is learned, and errors name the first
         offending row.
         """
+        if not reset:
+            self._check_params_kept()
         X = check_array(X)
         y = _check_y(y)
         if y.shape[0] != X.shape[0]:
@@ -489,6 +544,8 @@ class BudgetClassifier:
         decides on, raising for bad input. Nothing is modified.
         """
         cls = self.__dict__.get("classes_")
+        if self.__dict__.get("_params_touched"):
+            self._check_params_kept()
         if (cls is None or not self._binary_only
                 or type(self)._encode_y is not BudgetClassifier._encode_y
                 or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
@@ -629,6 +686,7 @@ class BudgetClassifier:
         self.classes_ = classes
         self.n_features_in_ = int(n_features)
         self._init_state(self.n_features_in_)
+        self._snapshot_params()
 
     # ------------------------------------------------------------------ learning
     def fit(self, X, y, sample_weight=None):

@@ -496,6 +496,7 @@ def load_model(path, expected_class=None):
         if check is not None:
             check(state)
         est._set_state(state)
+        est._snapshot_params()
     except ModelFormatError:
         raise
     except Exception as exc:

@@ -30,6 +30,8 @@ class DummyBudgetPerceptron(BudgetClassifier):
         numerical failure in the middle of a chunk.
     """
 
+    _per_chunk_params = ("class_weight", "fail_after")  # the test hook may be armed mid-stream
+
     def __init__(self, budget=20, gamma=0.5, kernel="rbf", random_state=0, fail_after=None):
         self.budget = budget
         self.gamma = gamma

@@ -382,3 +382,55 @@ def test_fuzz_partial_fit_malformed_arrays(id_, factory):
 
     run()
     est.predict(X0)  # still usable
+
+
+# ---------------------------------------------------------------------- parameters after fit
+def _changed_value(est):
+    """(name, value): a fixed hyper-parameter of ``est`` and a different valid value."""
+    fixed = set(est._get_param_names()) - set(est._per_chunk_params)
+    for name in ("budget", "capacity", "k", "total_budget", "degree"):
+        if name in fixed:
+            v = getattr(est, name)
+            return name, (1000 if v is None else v + 1)
+    raise AssertionError(f"no fixed integer parameter in {sorted(fixed)}")
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_changed_parameter_after_fit_is_refused(id_, factory, tmp_path):
+    est, X, y = _fitted(factory)
+    X2, y2 = _data(est, seed=9)
+    name, value = _changed_value(est)
+    old = getattr(est, name)
+    before = model_state(est)
+    est.set_params(**{name: value})
+    with pytest.raises(ValueError, match=rf"{name} was changed from .* call fit"):
+        est.partial_fit(X2, y2)
+    if hasattr(est, "learn_one") and is_binary(est):   # incl. TVM's one-example fast path
+        with pytest.raises(ValueError, match=rf"{name} was changed"):
+            est.learn_one(np.ascontiguousarray(X2[0]), y2[0].item())
+    assert_same_state(model_state(est), before)
+    # set back, the stream goes on as if nothing happened
+    est.set_params(**{name: old})
+    est.partial_fit(X2, y2)
+    assert_same_state(model_state(est), model_state(factory().fit(X, y).partial_fit(X2, y2)))
+    # a loaded model keeps the rule; fit starts a new model with the new value
+    est.save(tmp_path / "m.npz")
+    loaded = type(est).load(tmp_path / "m.npz")
+    loaded.set_params(**{name: value})
+    with pytest.raises(ValueError, match=rf"{name} was changed"):
+        loaded.partial_fit(X2, y2)
+    loaded.fit(X, y).partial_fit(X2, y2)
+    assert getattr(loaded, name) == value
+
+
+def test_per_chunk_parameters_are_checked_again():
+    from fastbudget import SpanBudgetClassifier
+    X, y = stream(0, n=200)
+    est = SpanBudgetClassifier(budget=10, gamma=0.5).fit(X, y)
+    before = model_state(est)
+    est.set_params(policy="newest")
+    with pytest.raises(ValueError, match="policy must be 'span' or 'lru'"):
+        est.partial_fit(X, y)
+    assert_same_state(model_state(est), before)
+    est.set_params(policy="lru", C=3.0).partial_fit(X, y)   # these two are read per chunk
+    assert est.C_ == pytest.approx(3.0)

@@ -463,6 +463,8 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     True
     """
 
+    _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
+
     _state_names = ("_w", "_g", "_Xb", "_yb", "_sb", "_istate")
 
     def __init__(self, lambda_=1e-4, k=1, fit_intercept=True, random_state=None,
@@ -589,6 +591,8 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     >>> clf.n_support_ <= 30 and clf.score(X, y) > 0.8
     True
     """
+
+    _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
     _state_names = ("_SV", "_coef", "_Kc", "_sv_t", "_istate", "_kpar")
 

@@ -125,6 +125,9 @@ class SVIncrementalClassifier(BudgetClassifier):
     True
     """
 
+    # read by every chunk (C along the exact path to its new value)
+    _per_chunk_params = ("class_weight", "C", "L")
+
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, L=None,
                  capacity=1000, class_weight=None):
         self.C = C

@@ -86,6 +86,9 @@ class SpanBudgetClassifier(BudgetClassifier):
     True
     """
 
+    # read by every chunk (C along the exact path to its new value)
+    _per_chunk_params = ("class_weight", "C", "policy", "margin", "span_set")
+
     def __init__(self, budget=50, policy="span", C=1.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, margin=0.0, span_set="all", class_weight=None):
         self.budget = budget
