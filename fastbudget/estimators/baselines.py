@@ -31,8 +31,8 @@ class _StreamingMixin:
     """State round trip, one-example API and kernel set-up shared by the baselines.
 
     ``fit`` / ``partial_fit`` (validation, label encoding, transactions) come from
-    :class:`fastbudget.base.BudgetClassifier`. Subclasses define ``_validate_params()``,
-    ``_structure()`` (the parameters the allocated state depends on), ``_init_state``,
+    :class:`fastbudget.base.BudgetClassifier` (which also refuses a changed hyper-parameter
+    after fitting). Subclasses define ``_validate_params()``, ``_init_state``,
     ``_fit_chunk(X, y_pm, sw)``, ``_decision(X)`` and ``_state_names`` (attributes holding
     the fitted state: ndarrays or JSON-able scalars).
     """
@@ -56,22 +56,12 @@ class _StreamingMixin:
 
     # ------------------------------------------------------------------ internals
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
-        if self._structure() != self._fitted_structure:
-            raise ValueError(
-                f"Parameters that size the state changed since the model was started "
-                f"({self._fitted_structure} -> {self._structure()}); call fit to start a "
-                "new model, or restore the previous values."
-            )
         if self._unit_weights_only and not np.all(sample_weight == 1.0):
             raise ValueError(
                 f"{type(self).__name__} does not support sample weights "
                 f"({self._unit_weights_reason}); repeat examples instead."
             )
         self._fit_chunk(X, y_pm, sample_weight)
-
-    def _start(self, classes, n_features):
-        super()._start(classes, n_features)
-        self._fitted_structure = self._structure()
 
     def _kernel_setup(self, X):
         """Kernel code and ``kpar = [gamma, degree, coef0]``, fixed at the first chunk.
@@ -127,7 +117,6 @@ class _StreamingMixin:
         for name in self._state_names:
             v = state[name]
             setattr(self, name, np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
-        self._fitted_structure = self._structure()
         self._after_set_state()
         return self
 
@@ -249,9 +238,6 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._validate_budget(allow_none=True)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
-
-    def _structure(self):
-        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0, bool(self.fit_intercept))
 
     def _init_state(self, n_features):
         if self._primal:
@@ -387,9 +373,6 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._validate_kernel()
         self._validate_budget()
 
-    def _structure(self):
-        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0)
-
     def _init_state(self, n_features):
         B = int(self.budget)
         self._SV = np.zeros((B, n_features))
@@ -480,9 +463,6 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
         self._check_param("k", self.k, low=1, low_inclusive=True, integer=True)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
-
-    def _structure(self):
-        return (self.k, bool(self.fit_intercept))
 
     def _init_state(self, n_features):
         k = int(self.k)
@@ -622,9 +602,6 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
                 "form only for the RBF kernel); use maintenance='removal' or 'projection'."
             )
 
-    def _structure(self):
-        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0)
-
     def _init_state(self, n_features):
         B = int(self.budget)
         self._SV = np.zeros((B + 1, n_features))
@@ -739,9 +716,6 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._validate_budget()
         self._check_param("C", self.C, low=0.0)
 
-    def _structure(self):
-        return (self.budget, self.kernel, self.gamma, self.degree, self.coef0, self.C)
-
     def _init_state(self, n_features):
         B = int(self.budget)
         self._RX = np.zeros((B, n_features))
@@ -782,7 +756,6 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
             bitgen = getattr(np.random, rng_state["bit_generator"])
         self._rng = np.random.Generator(bitgen())
         self._rng.bit_generator.state = rng_state
-        self._fitted_structure = self._structure()
         return self
 
     def _fit_chunk(self, X, y, sw):

@@ -176,10 +176,6 @@ class SVIncrementalClassifier(BudgetClassifier):
         self._allocated = True
 
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
-        if int(self.capacity) != self._cap:
-            raise ValueError(
-                f"capacity changed since the model was started ({self._cap} -> "
-                f"{self.capacity}); call fit to start a new model, or restore the value.")
         factor = self._l_factor()
         if not self._allocated:
             self._allocate(X)

@@ -114,12 +114,8 @@ class SpanBudgetClassifier(BudgetClassifier):
         if not isinstance(self.span_set, str) or self.span_set not in _SPAN_SETS:
             raise ValueError(f"span_set must be 'all' or 'margin'; got {self.span_set!r}.")
 
-    def _structure(self):
-        return (int(self.budget), self.kernel, self.degree, float(self.coef0))
-
     def _init_state(self, n_features):
         self._allocated = False
-        self._fitted_structure = self._structure()
 
     def _allocate(self, X):
         self.gamma_ = resolve_gamma(self.gamma, X)
@@ -130,11 +126,6 @@ class SpanBudgetClassifier(BudgetClassifier):
         self._allocated = True
 
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
-        if self._structure() != self._fitted_structure:
-            raise ValueError(
-                f"Parameters that size the state changed since the model was started "
-                f"({self._fitted_structure} -> {self._structure()}); call fit to start a new "
-                "model, or restore the previous values.")
         if not self._allocated:
             self._allocate(X)
         st = self._st
@@ -289,7 +280,6 @@ class SpanBudgetClassifier(BudgetClassifier):
         return state
 
     def _set_state(self, state):
-        self._fitted_structure = self._structure()
         if not state.get("allocated", False):
             self._allocated = False
             return self
