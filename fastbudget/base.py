@@ -354,7 +354,7 @@ class BudgetClassifier:
     def _validate_params(self):
         """Hook for learner-specific hyper-parameter checks (raise ``ValueError``)."""
 
-    def _check_sample_weight(self, sample_weight, n, *, require_positive_sum=False):
+    def _check_sample_weight(self, sample_weight, n):
         if sample_weight is None:
             return np.ones(n)
         try:
@@ -367,11 +367,6 @@ class BudgetClassifier:
             raise ValueError(f"sample_weight has shape {w.shape}; expected ({n},), one weight per example.")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("sample_weight must be finite and non-negative.")
-        if require_positive_sum and not (w > 0).any():
-            raise ValueError(
-                "Sample weights must contain at least one non-zero number: all weights are zero, "
-                "so there is nothing to learn."
-            )
         return np.ascontiguousarray(w)
 
     # ------------------------------------------------------------------ class weights

@@ -109,7 +109,7 @@ def _encode_value(v, where):
         return [_encode_value(x, where) for x in v]
     if isinstance(v, dict):
         if all(isinstance(k, str) and not (k.startswith("__") and k.endswith("__")) for k in v):
-            return {str(k): _encode_value(x, where) for k, x in v.items()}
+            return {k: _encode_value(x, where) for k, x in v.items()}
         # other keys (class_weight keyed by int or float labels, or a label like '__x__'):
         # a list of [key, value] pairs, so that every key keeps its JSON type
         for k in v:

@@ -434,3 +434,16 @@ def test_per_chunk_parameters_are_checked_again():
     assert_same_state(model_state(est), before)
     est.set_params(policy="lru", C=3.0).partial_fit(X, y)   # these two are read per chunk
     assert est.C_ == pytest.approx(3.0)
+
+
+def test_set_C_adopts_only_C():
+    from fastbudget import IncrementalSVC
+    X, y = stream(0, n=100)
+    est = IncrementalSVC(C=1.0, gamma=0.5, capacity=200).fit(X, y)
+    est.set_C(2.0)
+    est.partial_fit(X[:10], y[:10])            # C changed through the exact path: accepted
+    est.capacity = 300
+    est.set_C(3.0)                              # does not adopt the changed capacity
+    with pytest.raises(ValueError, match="capacity was changed from 200 to 300"):
+        est.partial_fit(X[:10], y[:10])
+

@@ -145,7 +145,7 @@ class IncrementalSVC(BudgetClassifier):
         self._check_param("C", C, low=0)
         self.engine_.set_C(float(C))
         self.C = C
-        self._snapshot_params()  # the fitted model now has this C
+        self.__dict__["_fitted_params"]["C"] = C   # the fitted model now has this C
         return self
 
     def loo_margins(self):
