@@ -33,17 +33,17 @@ T3_COL = {20: 4, 50: 5, 100: 6}
 
 def runs(part, name, orders, t5_orders):
     """(row, kernel, B, extra params, n orders) of one data set in one part."""
-    rows = [(name, R._C(name))] + ([(R.ADULT_C100, 100.0)] if name == "Adult" else [])
+    rows = [(row, C, ext) for row, C, clip, ext in R._rows(name) if clip is None]
     out = []
-    for row, C in rows:
+    for row, C, ext in rows:
         if part == "t3":
-            out.append((row, C, "rbf", 100, {}, orders))
+            out.append((row, C, "rbf", 100, dict(ext), orders))
         elif part == "t3small":
-            out += [(row, C, "rbf", B, {}, orders) for B in (20, 50)]
+            out += [(row, C, "rbf", B, dict(ext), orders) for B in (20, 50)]
         elif part == "t4":
-            out += [(row, C, k, 100, {}, orders) for k in ("poly", "linear")]
+            out += [(row, C, k, 100, dict(ext), orders) for k in ("poly", "linear")]
         elif part == "t5" and name != "Adult":
-            out.append((row, C, "rbf", 100, {"m2": 1.0}, t5_orders))
+            out.append((row, C, "rbf", 100, {"m2": 1.0, **ext}, t5_orders))
     return out
 
 
@@ -116,7 +116,7 @@ def main():
                 mark = " (lower by more than abs's sd)" if diff < -np.nanstd(ab) else ""
                 p = paper(part, row, k, B)
                 print(f"| {row} | {cell(ab)} | {cell(ow)} | {diff:+.2f}{mark} | {p if p else '—'} |")
-                if row != R.ADULT_C100:
+                if row not in R.EXTRA_ROWS:
                     avg["abs"].append(np.nanmean(ab))
                     avg["own_side"].append(np.nanmean(ow))
                     pav.append(p)
