@@ -38,11 +38,12 @@ def _value(text):
         return text
 
 
-def runs(part, name, orders, t5_orders, t5_variants):
-    """(row, C, kernel, B, variant, extra params, n orders) of one data set in one part."""
+def runs(part, name, orders, t5_orders, t5_variants, param):
+    """(row, C, kernel, B, variant, extra params, n orders) of one data set in one part; the
+    clipped rows, and extra rows that set ``param`` themselves, are left out."""
     out = []
     for row, C, clip, ext in R._rows(name):
-        if clip is not None:
+        if clip is not None or param in ext:
             continue
         if part == "t3":
             out.append((row, C, "rbf", 100, None, dict(ext), orders))
@@ -107,7 +108,7 @@ def main(argv=None, param=None, values=None):
         res = {}  # (row, kernel, B, variant) -> value name -> [acc per order]
         for name, (Xa, ya, Xb, yb) in data.items():
             for row, C, kern, B, var, extra, n_ord in runs(part, name, a.orders, a.t5_orders,
-                                                           variants):
+                                                           variants, a.param):
                 kp = R.kernel_params(name, Xa.shape[1], kern)
                 for o in range(n_ord):
                     for vname, val in zip(names, vals):
