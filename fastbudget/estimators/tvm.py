@@ -78,6 +78,14 @@ class TVMClassifier(BudgetClassifier):
         no longer change, so every later example that would be learned is dropped: the
         call that drops one in that state emits a ``RejectionWarning``.
     control_C : bool, default=True
+        Control of C (Sec. 4.3): keep ``C_eff * sum_j s_j`` at ``C * B``, so ``C_eff``
+        (``C_eff_``) falls as the twins gather weight and the model does not fit label
+        noise on a long stream. False keeps ``C_eff = C``: a twin of weight s then has the
+        bound ``C * s``, as in an exact SVM at ``C`` on the examples it stands for. With a
+        small ``C`` (the paper's C = 1 on Adult) control can shrink ``C_eff`` until the
+        model calls every point the majority class; there ``control_C=False`` matches the
+        paper's figures, while on noisy streams at C = 100 it overfits
+        (``docs/results/tvm_control.md``).
     random_state : None, int or Generator, default=None
         Accepted for interface symmetry with the other budgeted learners; TVM is
         deterministic (the same stream in the same order gives the same model) and uses
