@@ -113,7 +113,9 @@ def main(argv=None, param=None, values=None):
                 for o in range(n_ord):
                     for vname, val in zip(names, vals):
                         def make(val=val):
-                            return TVMClassifier(budget=B, C=C, **kp, **{**extra, a.param: val})
+                            # the compared parameter overrides the row's (budget and C too)
+                            return TVMClassifier(**{"budget": B, "C": C, **kp, **extra,
+                                                    a.param: val})
                         try:
                             acc = R.run_stream(make, Xa, ya, Xb, yb, 1000 + o)[0]
                             err = None
