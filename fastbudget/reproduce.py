@@ -713,8 +713,9 @@ ADULT_NOTE = (
     "C = 100 gives 81.8 / 81.3 / 82.4 / 81.8 / 81.5 over 5). Held at C = 1, as in this row, "
     "TVM is within 1.5 points of every Adult figure of the paper's Tables 3 and 5 and of its "
     "linear Table 4 figure: the paper's Adult results look like runs without control of C, "
-    "although its Sec. 5.2 says otherwise. The polynomial Table 4 cell stays short (there the "
-    "twin SVM is hard-margin: no twin reaches its bound, so C does not matter). Reproduce: "
+    "although its Sec. 5.2 says otherwise. The polynomial Table 4 cell stays short: C does "
+    "not matter there (the twin SVM is hard-margin), the rejection test does (note under "
+    "Table 4). Reproduce: "
     "`python perf/diag_tvm_adult.py --data-dir DIR [--no-control-C] [--C 10 --budgets 20 50 "
     "100 200 500 --no-svc]`.")
 SHUTTLE_CLIP = "Shuttle (clipped at ±5 sd)‡"
