@@ -894,11 +894,33 @@ def build_parser():
     return ap
 
 
+# options whose value is a list of labels, which may begin with a negative one ("-1,1")
+LABEL_OPTIONS = ("--classes", "--class-weight")
+
+
+def _attach_label_values(argv):
+    """``--classes -1,1`` as ``--classes=-1,1``: argparse takes a value that starts with '-'
+    and is not a plain number for an option, and would report the option's value missing."""
+    out = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        nxt = str(argv[i + 1]) if i + 1 < len(argv) else ""
+        if a in LABEL_OPTIONS and nxt[:1] == "-" and nxt[1:2].isdigit():
+            out.append(f"{a}={nxt}")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
+
+
 def main(argv=None):
     """Entry point of the ``fastbudget`` console script; returns the exit status."""
     ap = build_parser()
     debug = bool(os.environ.get("FASTBUDGET_DEBUG"))
     try:
+        argv = _attach_label_values(list(sys.argv[1:] if argv is None else argv))
         args = ap.parse_args(argv)
         if args.version:
             from . import __version__

@@ -382,6 +382,10 @@ def test_cli_class_weight(tmp_path):
     assert main(["train", "tvm", str(data), "--budget", "10", "--class-weight",
                  '{"1": 2}', "-q", "-o", str(out)]) == 0
     assert load(out).class_weight == {1: 2.0}
+    # a negative label first, as a separate argument (argparse alone reads it as an option)
+    assert main(["train", "tvm", str(data), "--budget", "10", "--class-weight", "-1:3,1:1",
+                 "--classes", "-1,1", "-q", "-o", str(out)]) == 0
+    assert load(out).class_weight == {-1: 3.0, 1: 1.0}
     assert main(["train", "tvm", str(data), "--class-weight", "balanced", "-q", "-o",
                  str(tmp_path / "x.npz")]) == 2
     assert main(["train", "tvm", str(data), "--class-weight", "3:2", "-q", "-o",
