@@ -28,9 +28,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fastbudget import TVMClassifier  # noqa: E402
 from fastbudget import reproduce as R  # noqa: E402
 
-T3_COL = {b: 4 + i for i, b in enumerate(R.T3_BUDGETS)}
-
-
 def _value(text):
     try:
         return ast.literal_eval(text)
@@ -59,12 +56,12 @@ def runs(part, name, orders, t5_orders, t5_variants, param):
 
 
 def paper(part, row, kern, B, variant):
-    row = R.EXTRA_ROWS[row][0] if row in R.EXTRA_ROWS else row
+    """The paper's figure for a row (an extra row gets its data set's), as the reports do."""
     if part.startswith("t3"):
-        return R.PAPER_TABLE3[row][T3_COL[B]]
+        return R._paper_row(R.PAPER_TABLE3, row)[4 + R.T3_BUDGETS.index(B)]
     if part == "t4":
-        return R.PAPER_TABLE4[row][3 if kern == "poly" else 7]
-    return R.PAPER_TABLE5[row][2 + list(R.T5_PARAMS).index(variant)]
+        return R._paper_row(R.PAPER_TABLE4, row)[3 if kern == "poly" else 7]
+    return R._paper_row(R.PAPER_TABLE5, row)[2 + R.T5_VARIANTS.index(variant)]
 
 
 def cell(v):
