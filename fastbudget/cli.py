@@ -1,4 +1,5 @@
-"""The ``fastbudget`` command line: demo, train, predict, evaluate, prequential, reproduce, warmup.
+"""The ``fastbudget`` command line: demo, train, update, predict, evaluate, prequential, reproduce,
+warmup.
 
 Every command streams its data in chunks (constant memory whatever the file size), shows a
 progress bar on standard error when it is a terminal (``--quiet`` turns it off), and reports
@@ -22,17 +23,28 @@ attributes otherwise become isolated twins of a budget learner). The statistics 
 next to the model as ``<model>.scaler.json`` (JSON with ``mean`` and ``scale`` lists and
 ``clip``) and ``predict``/``evaluate``/``prequential --model`` apply them.
 
+Endless streams (``train``, ``update``): ``update MODEL_FILE DATA`` continues a saved model on
+more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also saves the model
+(atomically: a reader sees the old file or the new one) after every ROWS rows; SIGINT (Ctrl-C)
+or SIGTERM ends the stream early and saves the model as it was after its last complete chunk
+(exit status 0; 130/143 when no chunk had been learned yet, and nothing is saved). Standard
+input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk-size 1000
+--checkpoint-every 100000`` learns a live feed; a chunk is learned once it is full.
+
 Class weights (``train``/``prequential --class-weight``): ``LABEL:WEIGHT`` pairs such as
 ``1:5,-1:1`` or a JSON object; they become the learner's ``class_weight`` (the
 ``OneVsRestClassifier``'s for more than two classes). ``balanced`` is refused: the stream is
 learned chunk by chunk before the class counts are known.
 """
 import argparse
+import contextlib
 import io
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections import deque
 
@@ -172,8 +184,9 @@ class _Chain(io.RawIOBase):
     """A read-only stream: ``head`` bytes, then the rest of ``stream``."""
 
     def __init__(self, head, stream):
+        from .datasets._source import _reader
         self._head = memoryview(head)
-        self._stream = stream
+        self._read = _reader(stream)
 
     def readable(self):
         return True
@@ -184,7 +197,7 @@ class _Chain(io.RawIOBase):
             b[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._stream.read(len(b))
+        data = self._read(len(b))      # read1 on a pipe: what has arrived, not len(b)
         b[:len(data)] = data
         return len(data)
 
@@ -208,6 +221,21 @@ def _sniff_format(head, name):
                    f"pass --format libsvm or --format csv.")
 
 
+def _read_head(stream, limit=65536):
+    """The first bytes of standard input for format sniffing: up to ``limit``, but no more
+    than the first complete line once one has arrived (``read(limit)`` would wait for
+    ``limit`` bytes, which a slow live feed may take minutes to send)."""
+    from .datasets._source import _reader
+    read = _reader(stream)
+    head = b""
+    while len(head) < limit and b"\n" not in head:
+        part = read(limit - len(head))
+        if not part:
+            break
+        head += part
+    return head
+
+
 def detect_format(path, fmt):
     """Return 'libsvm' or 'csv' (and, for standard input, a file object to read from)."""
     if fmt not in ("auto", "libsvm", "csv"):
@@ -217,7 +245,7 @@ def detect_format(path, fmt):
         stream, _close, name, _ = open_source("-")
         if fmt != "auto":
             return fmt, stream
-        head = stream.read(65536) or b""
+        head = _read_head(stream)
         return _sniff_format(head, name), io.BufferedReader(_Chain(head, stream))
     if not os.path.exists(path):
         raise CLIError(f"no such file: {path}")
@@ -409,24 +437,77 @@ def _labels_fmt(v):
     return str(v)
 
 
-def _fit_stream(model, chunks, classes, bar):
-    """partial_fit over the chunks; returns (n rows, seconds in partial_fit)."""
-    n = 0
-    t_fit = 0.0
-    first = True
+class _Stop(Exception):
+    """Raised by the signal handler of :func:`_stoppable` to leave a blocking read."""
+
+
+@contextlib.contextmanager
+def _stoppable():
+    """SIGINT and SIGTERM end a stream early instead of the process.
+
+    Yields a dict: set ``busy`` while the model or its file is being changed; a signal that
+    arrives then is only recorded in ``signal`` (the caller stops after that step), a signal
+    at any other moment, e.g. while a read waits for a live feed, raises :class:`_Stop`
+    at once. Outside the main thread (no handlers there) it only yields the dict."""
+    state = {"busy": False, "signal": None}
+
+    def handler(signum, frame):
+        state["signal"] = signum
+        if not state["busy"]:
+            raise _Stop()
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, handler)
+    try:
+        yield state
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def _until_stopped(chunks, state, needs):
+    """The labelled chunks, until the stream ends or a signal is recorded in ``state``."""
     for X, y in chunks:
         if y is None:
-            raise CLIError("the data has no label column; pass --label-column.")
-        t = time.perf_counter()
-        if first:
-            model.partial_fit(X, y, classes=classes)
-            first = False
-        else:
-            model.partial_fit(X, y)
-        t_fit += time.perf_counter() - t
-        n += X.shape[0]
-        bar.update(X.shape[0])
-    return n, t_fit
+            raise CLIError(f"the data has no label column; {needs}.")
+        yield X, y
+        if state["signal"] is not None:
+            return
+
+
+def _learn_stream(model, chunks, classes, bar, checkpoint=None, every=None):
+    """partial_fit over the chunks, calling ``checkpoint()`` after every ``every`` rows (at
+    the end of a chunk) and stopping early on SIGINT/SIGTERM with the model as it was after
+    its last complete chunk. Returns (n rows learned, seconds in partial_fit, the signal's
+    name or None, number of checkpoints)."""
+    n = since = n_saves = 0
+    t_fit = 0.0
+    first = True
+    with _stoppable() as state:
+        try:
+            for X, y in _until_stopped(chunks, state, "pass --label-column"):
+                state["busy"] = True
+                t = time.perf_counter()
+                if first:
+                    model.partial_fit(X, y, classes=classes)
+                    first = False
+                else:
+                    model.partial_fit(X, y)
+                t_fit += time.perf_counter() - t
+                n += X.shape[0]
+                since += X.shape[0]
+                if every and since >= every:
+                    checkpoint()
+                    n_saves += 1
+                    since = 0
+                state["busy"] = False
+                bar.update(X.shape[0])
+        except _Stop:
+            pass
+    sig = state["signal"]
+    return n, t_fit, (None if sig is None else signal.Signals(sig).name), n_saves
 
 
 def standardized_stream(args, chunks, name):
@@ -458,7 +539,43 @@ def standardized_stream(args, chunks, name):
 
 
 # ----------------------------------------------------------------------------- commands
+def _save(model, scaler, out):
+    scaler.save(out)
+    model.save(out)
+
+
+def _check_every(args):
+    every = getattr(args, "checkpoint_every", None)
+    if every is not None and every < 1:
+        raise CLIError(f"--checkpoint-every must be a positive number of rows; got {every}.")
+    return every
+
+
+def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
+    """Save the model after a stream (also after SIGINT/SIGTERM) and print the summary."""
+    if stop is not None and n == 0:
+        note(f"fastbudget: stopped by {stop} before a chunk was learned; nothing saved.")
+        return 130 if stop == "SIGINT" else 143
+    if n == 0 and not _fitted(model):
+        raise CLIError("the data source holds no rows.")
+    _save(model, scaler, out)
+    mem = _memory(model)
+    if stop is not None:
+        note(f"stopped by {stop}: the model learned the stream up to its last complete "
+             f"chunk; saving it.")
+    saves = f"; {n_saves} checkpoint{'s' if n_saves != 1 else ''}" if n_saves else ""
+    print(f"{what} on {n:,} examples x {d} features in {wall:.2f} s "
+          f"({n / max(wall, 1e-9):,.0f} examples/s){saves}; model memory {mem}; saved to {out}"
+          + (f" (+ {os.path.basename(out) + SCALER_SUFFIX})" if scaler.mean is not None else ""))
+    return 0
+
+
+def _fitted(model):
+    return hasattr(model, "classes_")
+
+
 def cmd_train(args):
+    every = _check_every(args)
     chunks, desc, total = open_data(args)
     chunks, scaler = standardized_stream(args, chunks, desc)
     (X0, y0), chunks = _peek(chunks)
@@ -469,20 +586,35 @@ def cmd_train(args):
         raise CLIError(f"the first chunk of {desc} holds only the label "
                        f"{_labels_fmt(labels[0])}; pass --classes (e.g. --classes -1,1).")
     model = make_learner(args.learner, learner_params(args), multiclass)
+    out = args.output
     t0 = time.perf_counter()
     with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
-        n, t_fit = _fit_stream(model, chunks, labels if multiclass or classes is not None else None,
-                               bar)
+        n, t_fit, stop, n_saves = _learn_stream(
+            model, chunks, labels if multiclass or classes is not None else None, bar,
+            lambda: _save(model, scaler, out), every)
     wall = time.perf_counter() - t0
-    out = args.output
-    model.save(out)
-    scaler.save(out)
-    mem = _memory(model)
-    print(f"trained {type(model).__name__} ({args.learner}) on {n:,} examples x {X0.shape[1]} "
-          f"features in {wall:.2f} s ({n / max(wall, 1e-9):,.0f} examples/s); "
-          f"model memory {mem}; saved to {out}"
-          + (f" (+ {os.path.basename(out) + SCALER_SUFFIX})" if scaler.mean is not None else ""))
-    return 0
+    return _finish(model, scaler, out, n, wall,
+                   f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop, n_saves)
+
+
+def cmd_update(args):
+    every = _check_every(args)
+    model, scaler = load_model(args.model)
+    chunks, desc, total, d, is_svm = _model_chunks(args, model)
+    chunks = ((scaler(_fix_width(X, d, is_svm, desc)), y) for X, y in chunks)
+    out = args.output or args.model
+    n_before = getattr(model, "n_seen_", None)
+    t0 = time.perf_counter()
+    with progress(total, "update", quiet=args.quiet) as bar:
+        n, t_fit, stop, n_saves = _learn_stream(model, chunks, None, bar,
+                                                lambda: _save(model, scaler, out), every)
+    wall = time.perf_counter() - t0
+    if n == 0 and stop is None:
+        raise CLIError("the data source holds no rows; the model is unchanged.")
+    what = f"updated {type(model).__name__}"
+    if n_before is not None:
+        what += f" (seen before: {n_before:,})"
+    return _finish(model, scaler, out, n, wall, what, d, stop, n_saves)
 
 
 def _memory(model):
@@ -577,59 +709,96 @@ def cmd_prequential(args):
     window = deque()
     w_n = w_c = 0
     n = correct = 0
-    rows = []
+    curve = _Curve()
     csv_path = os.path.join(args.out, "prequential.csv")
     os.makedirs(args.out, exist_ok=True)
     t0 = time.perf_counter()
-    with progress(total, f"prequential {args.learner}", quiet=args.quiet) as bar:
-        for X, y in chunks:
-            if y is None:
-                raise CLIError("the data has no label column; prequential evaluation needs labels.")
-            if first_fit:
-                # nothing to test before the first chunk is learned: learn its first half,
-                # then continue test-then-train from its second half
-                h = max(2, X.shape[0] // 2)
-                model.partial_fit(X[:h], y[:h], classes=classes)
-                first_fit = False
-                X, y = X[h:], y[h:]
-                if X.shape[0] == 0:
-                    bar.update(h)
-                    continue
-                bar.update(h)
-            c = int(np.sum(model.predict(X) == y))      # test ...
-            model.partial_fit(X, y)                      # ... then train
-            m = len(y)
-            n += m
-            correct += c
-            window.append((m, c))
-            w_n += m
-            w_c += c
-            while w_n - window[0][0] >= args.window:
-                a, b = window.popleft()
-                w_n -= a
-                w_c -= b
-            rows.append((n, correct / n, w_c / w_n))
-            bar.update(m)
-    wall = time.perf_counter() - t0
-    if not rows:
-        raise CLIError("the stream is too short for prequential evaluation (one chunk).")
-    with open(csv_path, "w") as f:
+    # the curve goes to the CSV as it grows (an endless stream is the point), and SIGINT or
+    # SIGTERM ends the stream with everything below done as at its end
+    with progress(total, f"prequential {args.learner}", quiet=args.quiet) as bar, \
+            open(csv_path, "w") as f, _stoppable() as state:
         f.write("n_tested,cumulative_accuracy,window_accuracy\n")
-        for r in rows:
-            f.write(f"{r[0]},{r[1]:.6f},{r[2]:.6f}\n")
-    print(f"prequential accuracy {rows[-1][1]:.4f} over {n:,} tested examples "
-          f"(last {w_n:,}: {rows[-1][2]:.4f}); {n / max(wall, 1e-9):,.0f} examples/s; "
+        try:
+            for X, y in _until_stopped(chunks, state, "prequential evaluation needs labels"):
+                state["busy"] = True
+                if first_fit:
+                    # nothing to test before the first chunk is learned: learn its first
+                    # half, then continue test-then-train from its second half
+                    h = max(2, X.shape[0] // 2)
+                    model.partial_fit(X[:h], y[:h], classes=classes)
+                    first_fit = False
+                    X, y = X[h:], y[h:]
+                    bar.update(h)
+                    if X.shape[0] == 0:
+                        state["busy"] = False
+                        continue
+                c = int(np.sum(model.predict(X) == y))      # test ...
+                model.partial_fit(X, y)                      # ... then train
+                state["busy"] = False
+                m = len(y)
+                n += m
+                correct += c
+                window.append((m, c))
+                w_n += m
+                w_c += c
+                while w_n - window[0][0] >= args.window:
+                    a, b = window.popleft()
+                    w_n -= a
+                    w_c -= b
+                row = (n, correct / n, w_c / w_n)
+                f.write(f"{row[0]},{row[1]:.6f},{row[2]:.6f}\n")
+                f.flush()
+                curve.add(row)
+                bar.update(m)
+        except _Stop:
+            pass
+    wall = time.perf_counter() - t0
+    stop = state["signal"]
+    if stop is not None:
+        note(f"stopped by {signal.Signals(stop).name} after {n:,} tested examples.")
+    if n == 0:
+        if stop is not None:
+            return 130 if stop == signal.SIGINT else 143
+        raise CLIError("the stream is too short for prequential evaluation (one chunk).")
+    print(f"prequential accuracy {correct / n:.4f} over {n:,} tested examples "
+          f"(last {w_n:,}: {w_c / w_n:.4f}); {n / max(wall, 1e-9):,.0f} examples/s; "
           f"curve in {csv_path}")
     if not args.no_plot:
         from . import plotting
         png = os.path.join(args.out, "prequential.png")
-        if plotting.plot_prequential(rows, png, title=f"{args.learner} on {desc}",
+        if plotting.plot_prequential(curve.rows, png, title=f"{args.learner} on {desc}",
                                      window=args.window, quiet=args.quiet):
             print(f"plot in {png}")
     if args.save:
-        model.save(args.save)
-        scaler.save(args.save)
+        _save(model, scaler, args.save)
     return 0
+
+
+class _Curve:
+    """At most ``2 * cap`` points of a curve of any length, evenly thinned (every
+    ``stride``-th point, the stride doubling when the list fills) plus the last point."""
+
+    def __init__(self, cap=2000):
+        self.cap = cap
+        self.stride = 1
+        self.k = 0
+        self.kept = []
+        self.last = None
+
+    def add(self, row):
+        if self.k % self.stride == 0:
+            self.kept.append(row)
+            if len(self.kept) >= 2 * self.cap:
+                self.kept = self.kept[::2]
+                self.stride *= 2
+        self.k += 1
+        self.last = row
+
+    @property
+    def rows(self):
+        if self.kept and self.kept[-1] is not self.last:
+            return self.kept + [self.last]
+        return list(self.kept)
 
 
 class _ExactSVM:
@@ -812,6 +981,13 @@ def _learner_options(p):
                    help="one-vs-rest even if the first chunk shows two labels")
 
 
+def _checkpoint_option(p):
+    p.add_argument("--checkpoint-every", type=int, metavar="ROWS",
+                   help="also save the model (atomically) after every ROWS rows, at the end "
+                        "of a chunk; on SIGINT or SIGTERM the model of the last complete "
+                        "chunk is saved in any case")
+
+
 def build_parser():
     ap = _Parser(prog="fastbudget", description=__doc__.split("\n\n")[0],
                  epilog="Run 'fastbudget COMMAND --help' for a command's options.")
@@ -834,7 +1010,16 @@ def build_parser():
     _learner_options(p)
     _data_options(p)
     p.add_argument("-o", "--output", default="model.npz", help="model file (default model.npz)")
+    _checkpoint_option(p)
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("update", help="continue training a saved model on more data")
+    p.add_argument("model", metavar="MODEL_FILE")
+    _data_options(p)
+    p.add_argument("-o", "--output", help="where to save the model (default: MODEL_FILE, "
+                                          "replaced atomically)")
+    _checkpoint_option(p)
+    p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("predict", help="print one predicted label per row")
     p.add_argument("model", metavar="MODEL_FILE")

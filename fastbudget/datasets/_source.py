@@ -43,7 +43,7 @@ class _Prepended(io.RawIOBase):
             b[:k] = self._head[:k]
             self._head = self._head[k:]
             return k
-        data = self._raw.read(n)
+        data = _reader(self._raw)(n)
         if not data:
             return 0
         if isinstance(data, str):
@@ -178,6 +178,18 @@ def _wrap(raw, name, expected):
     return s, s
 
 
+def _reader(stream):
+    """``stream.read``, or ``stream.read1`` on a pipe or terminal: ``read(n)`` waits for n
+    bytes, so on a live feed (``tail -f log | fastbudget train ... -``) rows would reach the
+    learner only a block (1 MiB) at a time; ``read1`` returns what has arrived."""
+    try:
+        if hasattr(stream, "read1") and not stream.seekable():
+            return stream.read1
+    except (AttributeError, OSError, ValueError):
+        pass
+    return stream.read
+
+
 def line_blocks(stream, name="<input>", block_bytes=None):
     """Yield ``(buf, end)``: ``buf[:end]`` holds whole lines, each ending in ``\\n``.
 
@@ -185,11 +197,12 @@ def line_blocks(stream, name="<input>", block_bytes=None):
     A UTF-8 byte-order mark at the start is dropped.
     """
     nb = BLOCK_BYTES if block_bytes is None else block_bytes
+    read = _reader(stream)
     carry = b""
     first = True
     while True:
         try:
-            raw = stream.read(nb)
+            raw = read(nb)
         except (OSError, EOFError, lzma.LZMAError) as exc:
             raise ValueError(f"{name}: could not read or decompress the data: {exc}") from exc
         if isinstance(raw, str):
