@@ -162,6 +162,11 @@ class BudgetClassifier:
     #: Any other non-finite state value marks a corrupted model: ``save`` and ``load`` refuse it.
     _state_nonfinite_ok = ()
 
+    def _state_may_be_infinite(self, name):
+        """Whether the state entry ``name`` may hold +-inf (``_state_nonfinite_ok``); a wrapper
+        answers for the learners whose state it holds under other names."""
+        return name in self._state_nonfinite_ok
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         # Library classes register themselves for ``fastbudget.load``; user classes call

@@ -181,6 +181,10 @@ class OneVsRestClassifier(BudgetClassifier):
                 state[f"e{k}.{name}"] = v
         return state
 
+    def _state_may_be_infinite(self, name):
+        m = _KEY_RE.match(name)
+        return m is not None and self.estimator._state_may_be_infinite(m.group(2))
+
     def _check_state(self, state):
         n = state.get("n_estimators")
         if not isinstance(n, int) or n != self._n_learners():

@@ -185,6 +185,16 @@ def _construct(cls, params, where):
         raise ModelFormatError(f"{where}: could not construct {cls.__name__}: {exc}") from None
 
 
+def _infinite_ok(est):
+    """Predicate: may the state entry of this name hold +-inf? (never NaN; the estimator
+    says, e.g. TVM's empty nearest-merge-neighbour slots, also inside a one-vs-rest wrapper)."""
+    ask = getattr(est, "_state_may_be_infinite", None)
+    if ask is not None:
+        return ask
+    names = set(getattr(est, "_state_nonfinite_ok", ()))
+    return names.__contains__
+
+
 def _has_nonfinite(v):
     if isinstance(v, (float, np.floating)):
         return not math.isfinite(float(v))
@@ -233,7 +243,7 @@ def _collect(est):
         arrays["base.class_weight_"] = np.asarray(balanced, dtype=np.float64)
     scalars["base.n_features_in_"] = int(est.n_features_in_)
     scalars["base.classes_object"] = classes_kind == "O"
-    nonfinite_ok = set(getattr(est, "_state_nonfinite_ok", ()))
+    inf_ok = _infinite_ok(est)
     for k, v in state.items():
         if not isinstance(k, str) or not _NAME_RE.match(k):
             raise ValueError(f"{type(est).__name__}._get_state(): bad state name {k!r}.")
@@ -244,7 +254,7 @@ def _collect(est):
                     "unicode arrays can be saved (no object arrays)."
                 )
             if v.dtype.kind == "f":
-                bad = np.isnan(v).any() or (k not in nonfinite_ok and not np.isfinite(v).all())
+                bad = np.isnan(v).any() or (not inf_ok(k) and not np.isfinite(v).all())
                 if bad:
                     raise ValueError(
                         f"The model state is corrupted: array {k!r} holds NaN or infinity. "
@@ -253,7 +263,7 @@ def _collect(est):
             arrays["state." + k] = v
         else:
             enc = _encode_value(v, f"state {k!r}")
-            if k not in nonfinite_ok and _has_nonfinite(v):
+            if not inf_ok(k) and _has_nonfinite(v):
                 raise ValueError(
                     f"The model state is corrupted: scalar {k!r} is NaN or infinite. Not saving it."
                 )
@@ -461,13 +471,13 @@ def load_model(path, expected_class=None):
         _fail(path, "classes_ is not sorted and unique.")
     if scalars.get("base.classes_object") is True:
         classes = classes.astype(object)
-    nonfinite_ok = set(getattr(cls, "_state_nonfinite_ok", ()))
+    inf_ok = _infinite_ok(est)
     state = {}
     for k, a in arrays.items():
         if k.startswith("state."):
             name = k[len("state."):]
             if a.dtype.kind == "f" and (
-                np.isnan(a).any() or (name not in nonfinite_ok and not np.isfinite(a).all())
+                np.isnan(a).any() or (not inf_ok(name) and not np.isfinite(a).all())
             ):
                 _fail(path, f"state array {name!r} holds NaN or infinity.")
             state[name] = np.array(a, copy=True)  # writeable, owned
@@ -482,7 +492,7 @@ def load_model(path, expected_class=None):
         if k.startswith("state."):
             name = k[len("state."):]
             val = _decode_value(v, f"state {name!r}")
-            if name not in nonfinite_ok and _has_nonfinite(val):
+            if not inf_ok(name) and _has_nonfinite(val):
                 _fail(path, f"state value {name!r} is NaN or infinite.")
             state[name] = val
         elif k not in ("base.n_features_in_", "base.classes_object"):

@@ -366,3 +366,35 @@ def test_tampered_balanced_class_weight_refused(tmp_path, bad):
     _rewrite(path, arrays_update={"base.class_weight_": bad})
     with pytest.raises(ModelFormatError, match="class_weight_"):
         load_model(path)
+
+
+def test_one_vs_rest_tvm_keeps_its_infinite_merge_slots(tmp_path):
+    """TVM marks a twin with no allowed merge partner by an infinite merge cost; inside the
+    one-vs-rest wrapper, whose state names are 'e{k}.<name>', that used to make save refuse
+    every such model as corrupted (`fastbudget train tvm` on a 3-class stream failed)."""
+    from fastbudget import OneVsRestClassifier, TVMClassifier
+    from fastbudget.datasets import make_waveform
+    X, y = make_waveform(3000, binary=False, random_state=0)
+    est = OneVsRestClassifier(TVMClassifier(budget=30)).fit(X[:2000], y[:2000])
+    state = est._get_state()
+    assert any(k.endswith("twin_nn_d") and np.isinf(v).any() for k, v in state.items())
+    path = tmp_path / "ovr.npz"
+    est.save(path)
+    loaded = load_model(path)
+    assert_same_state(model_state(loaded), model_state(est))
+    est.partial_fit(X[2000:], y[2000:])
+    loaded.partial_fit(X[2000:], y[2000:])
+    assert est.decision_function(X).tobytes() == loaded.decision_function(X).tobytes()
+    # only those slots may be infinite, and nothing may be NaN
+    good = path.read_bytes()
+    fq = est.estimators_[0].twins_.fq
+    keep = fq[0]
+    fq[0] = np.inf
+    with pytest.raises(ValueError, match="corrupted.*'e0.twin_fq'"):
+        est.save(path)
+    fq[0] = keep
+    nn_d = est.estimators_[1].twins_.nn_d
+    nn_d[0] = np.nan
+    with pytest.raises(ValueError, match="corrupted.*'e1.twin_nn_d'"):
+        est.save(path)
+    assert path.read_bytes() == good
