@@ -1130,8 +1130,12 @@ def main(argv=None):
 
 def _report(exc):
     """Turn an exception into one line on stderr and an exit status."""
+    from .engine import CapacityError
     try:
         raise exc
+    except CapacityError as exc:      # a full exact learner: expected, and the message says why
+        msg = (" ".join(str(exc).split()) + " On the command line: --param capacity=N (memory "
+               "grows as N^2).")
     except FileNotFoundError as exc:
         msg = f"no such file: {exc.filename or exc}"
     except IsADirectoryError as exc:

@@ -270,6 +270,9 @@ def test_error_learner_and_params(data):
     assert "--standardize pass" in error_line("train", "tvm", "-", "--standardize", "pass",
                                               stdin=b"1 1:0\n-1 1:1\n")
     assert "unknown generator" in error_line("prequential", "tvm", "gen:spiral")
+    # a full exact learner is an expected error with the command-line remedy, not a bug report
+    line = error_line("train", "idsvm", d / "train.svm", "--param", "capacity=100")
+    assert "--param capacity=N" in line and "please report" not in line
 
 
 def test_clip_is_applied_in_training_and_saved_with_the_scaler(data, tmp_path):
