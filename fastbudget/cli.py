@@ -31,6 +31,12 @@ or SIGTERM ends the stream early and saves the model as it was after its last co
 input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk-size 1000
 --checkpoint-every 100000`` learns a live feed; a chunk is learned once it is full.
 
+Labels: LIBSVM labels are numbers; a CSV label column is read as text when the label of
+its first data line is not a number (UCI letter's ``T,2,8,...``; that line is then data, not
+a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. More than
+two labels (or ``--multiclass``) train one-vs-rest: one learner per class, each with
+``--budget``, or sharing ``--total-budget``.
+
 Class weights (``train``/``prequential --class-weight``): ``LABEL:WEIGHT`` pairs such as
 ``1:5,-1:1`` or a JSON object; they become the learner's ``class_weight`` (the
 ``OneVsRestClassifier``'s for more than two classes). ``balanced`` is refused: the stream is
@@ -270,7 +276,7 @@ def detect_format(path, fmt):
     return _sniff_format(head, name), path
 
 
-def open_data(args, n_features=None, chunk_size=None):
+def open_data(args, n_features=None, chunk_size=None, label_type="auto"):
     """Chunks ``(X, y)`` of the source named by ``args.data``; also a short description.
 
     ``n_features`` (a saved model's) is used for LIBSVM files, whose missing trailing columns
@@ -298,7 +304,7 @@ def open_data(args, n_features=None, chunk_size=None):
     else:
         label = getattr(args, "label_column", -1)
         label = parse_value(str(label)) if label is not None else -1
-        chunks = read_csv(src, label_column=label, chunk_size=chunk_size)
+        chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type)
     return chunks, f"{data} ({fmt})", None
 
 
@@ -379,9 +385,10 @@ def _fix_width(X, d, fmt_libsvm, name):
 
 
 # ----------------------------------------------------------------------------- learners
-def make_learner(name, params, multiclass=False):
+def make_learner(name, params, multiclass=False, total_budget=None):
     """The learner ``name`` with ``params``; with ``multiclass`` wrapped in
-    ``OneVsRestClassifier``, which then takes ``class_weight`` (keyed by the original labels)."""
+    ``OneVsRestClassifier``, which then takes ``class_weight`` (keyed by the original labels)
+    and ``total_budget``."""
     import fastbudget
     if name not in LEARNERS:
         raise CLIError(f"unknown learner {name!r}; choose one of {', '.join(LEARNERS)}.")
@@ -395,8 +402,48 @@ def make_learner(name, params, multiclass=False):
     class_weight = params.pop("class_weight", None)
     est = cls(**params)
     if multiclass:
-        return fastbudget.OneVsRestClassifier(est, class_weight=class_weight)
+        model = fastbudget.OneVsRestClassifier(est, total_budget=total_budget,
+                                               class_weight=class_weight)
+        try:
+            model._validate_params()
+        except ValueError as exc:
+            raise CLIError(str(exc).replace("leave total_budget=None", "drop --total-budget")
+                           .replace("total_budget", "--total-budget")) from None
+        return model
     return est.set_params(class_weight=class_weight)
+
+
+def new_model(args, desc, y0):
+    """The learner of ``train``/``prequential`` for a stream whose first chunk has labels
+    ``y0``: (model, the classes to pass to the first partial_fit: ``--classes`` or those of
+    the first chunk)."""
+    classes = parse_classes(args.classes)
+    labels = classes if classes is not None else np.unique(y0)
+    if classes is None and len(labels) < 2:
+        raise CLIError(f"the first chunk of {desc} holds only the label "
+                       f"{_labels_fmt(labels[0])}; pass --classes (e.g. --classes -1,1).")
+    multiclass = args.multiclass or len(labels) > 2
+    params = learner_params(args)
+    total = args.total_budget
+    if total is not None and "budget" in params:
+        raise CLIError("pass one of --budget (each learner's) and --total-budget (the sum).")
+    if total is not None and not multiclass:
+        params["budget"] = total            # one learner (make_learner checks it has a budget)
+        total = None
+    k = len(labels)
+    if multiclass and total is not None and total // k < 2:
+        raise CLIError(f"--total-budget {total} is too small for {k} one-vs-rest learners: "
+                       f"each needs a budget of at least 2, so pass at least {2 * k}.")
+    model = make_learner(args.learner, params, multiclass, total)
+    if multiclass:
+        share = model.estimator.get_params().get("budget")
+        if total is not None:
+            share = total // k
+        if share is not None:
+            note(f"one-vs-rest over {k} classes: {k} learners with a budget of {share:,} each "
+                 f"({k * share:,} in all{'' if total is not None else '; --total-budget N shares N'}"
+                 f"); later chunks may not add classes (--classes lists them all).", args.quiet)
+    return model, labels
 
 
 def learner_params(args):
@@ -579,19 +626,12 @@ def cmd_train(args):
     chunks, desc, total = open_data(args)
     chunks, scaler = standardized_stream(args, chunks, desc)
     (X0, y0), chunks = _peek(chunks)
-    classes = parse_classes(args.classes)
-    labels = classes if classes is not None else np.unique(y0)
-    multiclass = args.multiclass or len(labels) > 2
-    if classes is None and len(labels) < 2:
-        raise CLIError(f"the first chunk of {desc} holds only the label "
-                       f"{_labels_fmt(labels[0])}; pass --classes (e.g. --classes -1,1).")
-    model = make_learner(args.learner, learner_params(args), multiclass)
+    model, classes = new_model(args, desc, y0)
     out = args.output
     t0 = time.perf_counter()
     with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
-        n, t_fit, stop, n_saves = _learn_stream(
-            model, chunks, labels if multiclass or classes is not None else None, bar,
-            lambda: _save(model, scaler, out), every)
+        n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar,
+                                                lambda: _save(model, scaler, out), every)
     wall = time.perf_counter() - t0
     return _finish(model, scaler, out, n, wall,
                    f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop, n_saves)
@@ -630,7 +670,10 @@ def _memory(model):
 
 def _model_chunks(args, model):
     d = model.n_features_in_
-    chunks, desc, total = open_data(args, n_features=None)
+    # a CSV label column is read as the model's labels are: text or numbers
+    text = np.asarray(model.classes_).dtype.kind in "OUS"
+    chunks, desc, total = open_data(args, n_features=None,
+                                    label_type="str" if text else "numeric")
     fmt_libsvm = not args.data.startswith("gen:") and desc.endswith("(libsvm)")
     return chunks, desc, total, d, fmt_libsvm
 
@@ -699,12 +742,7 @@ def cmd_prequential(args):
         chunks, desc, total = open_data(args)
         chunks, scaler = standardized_stream(args, chunks, desc)
         (X0, y0), chunks = _peek(chunks)
-        classes = parse_classes(args.classes)
-        labels = classes if classes is not None else np.unique(y0)
-        if classes is None and len(labels) < 2:
-            raise CLIError(f"the first chunk of {desc} holds only one label; pass --classes.")
-        model = make_learner(args.learner, learner_params(args), args.multiclass or len(labels) > 2)
-        classes = labels
+        model, classes = new_model(args, desc, y0)
         first_fit = True
     window = deque()
     w_n = w_c = 0
@@ -979,6 +1017,10 @@ def _learner_options(p):
                         "labels and pass n / (n_classes * n_label))")
     p.add_argument("--multiclass", action="store_true",
                    help="one-vs-rest even if the first chunk shows two labels")
+    p.add_argument("--total-budget", type=int, metavar="N",
+                   help="with more than two classes, one-vs-rest trains one learner per class: "
+                        "share N among them (N // classes each); without it each has --budget, "
+                        "and memory grows with the number of classes")
 
 
 def _checkpoint_option(p):

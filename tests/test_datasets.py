@@ -407,6 +407,30 @@ def test_read_csv_sniffing_header_and_labels():
         read_csv(io.BytesIO(b""), delimiter=",,")
 
 
+@pytest.mark.parametrize("text,label_column,want_y,want_X", [
+    (b"T,2,8\nI,5,12\n", 0, ["T", "I"], [[2, 8], [5, 12]]),        # UCI letter: no header
+    (b"a,b,label\n1,2,0\n3,4,1\n", -1, [0.0, 1.0], [[1, 2], [3, 4]]),
+    (b"a,b,label\n\n1,2,cat\n3,4,dog\n", -1, ["cat", "dog"], [[1, 2], [3, 4]]),
+    (b"a,b,label\n1,2,cat\n3,4,dog\n", "label", ["cat", "dog"], [[1, 2], [3, 4]]),
+    (b"1\t2\tyes\n3\t4\tno\n", -1, ["yes", "no"], [[1, 2], [3, 4]]),
+    (b"1,2,0\n3,4,1\n", -1, [0.0, 1.0], [[1, 2], [3, 4]]),
+    (b"1,2,+1\n3,4,-1\n", -1, [1.0, -1.0], [[1, 2], [3, 4]]),
+])
+def test_read_csv_label_type_auto(text, label_column, want_y, want_X):
+    X, y = collect(read_csv(io.BytesIO(text), label_column=label_column, label_type="auto"))
+    assert np.array_equal(X, want_X)
+    assert list(y) == want_y
+    assert (y.dtype.kind == "f") == isinstance(want_y[0], float)
+
+
+def test_read_csv_label_type_auto_needs_a_numeric_label_throughout():
+    # decided on the first data line: a later text label is an error that names its line
+    with pytest.raises(ValueError, match="line 2.*label 'x' is not a number"):
+        collect(read_csv(io.BytesIO(b"1,2,0\n3,4,x\n"), label_type="auto"))
+    with pytest.raises(ValueError, match="label_type"):
+        read_csv(io.BytesIO(b""), label_type="text")
+
+
 def test_read_csv_string_labels_across_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(_source, "BLOCK_BYTES", 50)
     rows = [(chr(65 + i % 26), i, 2 * i) for i in range(200)]

@@ -264,6 +264,30 @@ def _split(text, delim):
     return [t.strip() for t in text.split(delim)]
 
 
+def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
+    """``label_type='auto'``: 'str' when the label field of the first data line is not a
+    number. The first line is data unless ``header`` says so, the label is named, or a field
+    other than the label is not a number; the data line after a header is looked for in the
+    same block (if it is not there, numbers)."""
+    if label_column is None:
+        return "numeric"
+    others_numeric = all(_is_number(t) for j, t in enumerate(tokens) if j != label_col)
+    if header is True or isinstance(label_column, str) or (header == "auto" and not others_numeric):
+        p = q + 1
+        while p < end:
+            r = buf.index(b"\n", p)
+            text = buf[p:r].decode("utf-8", "replace").strip()
+            if text:
+                tokens = _split(text, delim)
+                break
+            p = r + 1
+        else:
+            return "numeric"
+        if label_col >= len(tokens):
+            return "numeric"
+    return "numeric" if _is_number(tokens[label_col]) else "str"
+
+
 def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
              label_type="numeric"):
     """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
@@ -286,8 +310,10 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         its fields is not a number (the label field is ignored when ``label_type='str'``).
     chunk_size : int, default=10000
         Maximum number of rows per chunk.
-    label_type : {'numeric', 'str'}, default='numeric'
-        Labels as float64, or as strings (e.g. ``'A'`` in UCI letter).
+    label_type : {'numeric', 'str', 'auto'}, default='numeric'
+        Labels as float64, or as strings (e.g. ``'A'`` in UCI letter). ``'auto'``: strings
+        when the label field of the first data line is not a number (that line is data, not a
+        header, when every other field is a number), else numbers.
 
     Yields
     ------
@@ -320,8 +346,8 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
             )
     if header not in (True, False, "auto"):
         raise ValueError(f"header must be True, False or 'auto', got {header!r}.")
-    if label_type not in ("numeric", "str"):
-        raise ValueError(f"label_type must be 'numeric' or 'str', got {label_type!r}.")
+    if label_type not in ("numeric", "str", "auto"):
+        raise ValueError(f"label_type must be 'numeric', 'str' or 'auto', got {label_type!r}.")
     if not (label_column is None or isinstance(label_column, str)
             or (isinstance(label_column, numbers.Integral) and not isinstance(label_column, bool))):
         raise ValueError(f"label_column must be an int, a column name or None, got {label_column!r}.")
@@ -376,6 +402,9 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type):
                     f"columns of line {first_line_no}."
                 )
             label_col %= n_tokens
+        if label_type == "auto":
+            label_type = _label_type(tokens, label_col, label_column, header, buf, q, end,
+                                     delim)
         if header == "auto":
             is_header = isinstance(label_column, str) or any(
                 not _is_number(t) for j, t in enumerate(tokens)
