@@ -120,6 +120,18 @@ def parse_value(text):
     return text
 
 
+def parse_label(text):
+    """A label of ``--classes``/``--class-weight``: a number, else the text as it is (never
+    a boolean or None: 'yes'/'no' are labels like any other word)."""
+    t = text.strip()
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
 def parse_kv(items, what="--param"):
     out = {}
     for item in items or ():
@@ -170,14 +182,14 @@ def parse_class_weight(text):
                 raise CLIError(f"--class-weight: weight {v!r} of label {k!r} is not a number.") from None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise CLIError(f"--class-weight: weight {v!r} of label {k!r} is not a number.")
-        out[parse_value(k.strip())] = float(v)
+        out[parse_label(str(k))] = float(v)
     return out
 
 
 def parse_classes(text):
     if text is None:
         return None
-    vals = [parse_value(t) for t in text.split(",") if t.strip()]
+    vals = [parse_label(t) for t in text.split(",") if t.strip()]
     if len(vals) < 2:
         raise CLIError(f"--classes needs at least two comma-separated labels, got {text!r}.")
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
@@ -193,9 +205,13 @@ class _Chain(io.RawIOBase):
         from .datasets._source import _reader
         self._head = memoryview(head)
         self._read = _reader(stream)
+        self._fileno = stream.fileno
 
     def readable(self):
         return True
+
+    def fileno(self):
+        return self._fileno()          # the pipe's, so that readers take what has arrived
 
     def readinto(self, b):
         if len(self._head):
@@ -706,6 +722,7 @@ def cmd_evaluate(args):
     cls_arr = np.asarray(model.classes_)
     conf = np.zeros((len(classes), len(classes)), dtype=np.int64)
     n = correct = 0
+    unknown = {}
     with progress(total, "evaluate", quiet=args.quiet) as bar:
         for X, y in chunks:
             if y is None:
@@ -717,12 +734,20 @@ def cmd_evaluate(args):
             ti = np.searchsorted(cls_arr, y)
             known = (ti < len(cls_arr)) & (cls_arr[np.minimum(ti, len(cls_arr) - 1)] == y)
             np.add.at(conf, (ti[known], np.searchsorted(cls_arr, p)[known]), 1)
+            if not known.all():
+                for lab, c in zip(*np.unique(y[~known], return_counts=True)):
+                    unknown[_labels_fmt(lab)] = unknown.get(_labels_fmt(lab), 0) + int(c)
             bar.update(len(y))
     if n == 0:
         raise CLIError("the data source holds no rows.")
+    if unknown:
+        note(f"note: {sum(unknown.values()):,} rows have labels the model was not trained on "
+             f"({', '.join(f'{k}: {v:,}' for k, v in list(unknown.items())[:10])}); they count "
+             f"as errors and are not in the confusion matrix (the model's labels: "
+             f"{', '.join(_labels_fmt(c) for c in classes)}).")
     if args.json:
         print(json.dumps({"accuracy": correct / n, "n": n, "classes": [_labels_fmt(c) for c in classes],
-                          "confusion": conf.tolist()}))
+                          "confusion": conf.tolist(), "unknown_labels": unknown}))
     else:
         print(f"accuracy {correct / n:.4f} ({correct:,} / {n:,}) on {desc}")
         print("confusion (rows: true, columns: predicted): "
@@ -732,6 +757,8 @@ def cmd_evaluate(args):
 
 
 def cmd_prequential(args):
+    if args.window < 1:
+        raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
     if args.model:
         model, scaler = load_model(args.model)
         chunks, desc, total, d, is_svm = _model_chunks(args, model)
@@ -986,7 +1013,7 @@ def _data_options(p, formats=True):
         p.add_argument("--format", default="auto", help="libsvm, csv or auto (default)")
         p.add_argument("--label-column", default="-1",
                        help="CSV label column: index (negative from the end) or header name")
-    p.add_argument("--chunk-size", type=int, default=10000, help="rows per chunk (default 10000)")
+    p.add_argument("--chunk-size", type=int, default=10000, help="rows per chunk (default %(default)s)")
     p.add_argument("--n", type=int, default=100_000, help="rows of a gen:NAME stream")
     p.add_argument("--gen-param", action="append", metavar="K=V",
                    help="generator keyword, e.g. noise=0.15 (repeatable)")
@@ -1080,7 +1107,9 @@ def build_parser():
     _learner_options(p)
     _data_options(p)
     p.add_argument("--model", help="continue from a saved model instead of a new learner")
-    p.add_argument("--window", type=int, default=10_000, help="window of the running accuracy")
+    p.add_argument("--window", type=int, default=10_000,
+                   help="examples of the running accuracy (default 10000; chunks are 1000 rows "
+                        "here unless --chunk-size)")
     p.add_argument("--out", default="fastbudget-prequential", help="directory for CSV/PNG")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--save", help="save the final model here")
@@ -1142,8 +1171,15 @@ def _attach_label_values(argv):
     return out
 
 
+def _warning_line(message, category, filename, lineno, line=None):
+    """Warnings at the command line: one line, without the source line that raised them."""
+    return f"fastbudget: warning: {' '.join(str(message).split())} ({category.__name__})\n"
+
+
 def main(argv=None):
     """Entry point of the ``fastbudget`` console script; returns the exit status."""
+    import warnings
+    warnings.formatwarning = _warning_line
     ap = build_parser()
     debug = bool(os.environ.get("FASTBUDGET_DEBUG"))
     try:

@@ -288,6 +288,17 @@ def _metadata(est, arrays, scalars):
     return meta
 
 
+def _file_mode(path):
+    """The permissions of a saved model: those of the file it replaces, else what ``open``
+    would give a new file (0666 less the umask; ``mkstemp`` makes its file 0600)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def save_model(est, path):
     """Write ``est`` to ``path`` atomically; see the module docstring and docs/format.md."""
     arrays, scalars = _collect(est)
@@ -301,6 +312,7 @@ def save_model(est, path):
             np.savez(fh, **{METADATA_KEY: blob}, **arrays)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _file_mode(path))
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -77,3 +77,60 @@ def test_total_budget_errors(text_csv):
     assert "one of --budget" in error_line(*args, "--total-budget", 60, "--budget", 20)
     line = error_line("train", "idsvm", d / "train.csv", "--label-column", 0, "--total-budget", 60)
     assert "drop --total-budget" in line
+
+
+@pytest.mark.parametrize("header", ["0,1,2,3", "1,2,3,target", "0,1,2,target"])
+def test_a_header_of_column_numbers_is_not_a_row(tmp_path, header):
+    """pandas' to_csv of an unnamed frame and PMLB write the column numbers as the header;
+    read as data it became one more example of a bogus class."""
+    X, y = make_waveform(400, random_state=2)
+    with open(tmp_path / "h.csv", "w") as f:
+        f.write(header + "\n")
+        for lab, row in zip(y, X[:, :3]):
+            f.write(",".join(f"{v:.17g}" for v in row) + f",{lab:g}\n")
+    _, out, _ = run("train", "tvm", tmp_path / "h.csv", "--budget", 20, "-o", tmp_path / "h.npz",
+                    "-q")
+    assert "400 examples" in out
+    model = fastbudget.load(tmp_path / "h.npz")
+    assert list(model.classes_) == [-1.0, 1.0]
+
+
+def test_yes_no_labels_stay_words(tmp_path):
+    X, y = make_waveform(400, random_state=4)
+    with open(tmp_path / "yn.csv", "w") as f:
+        for lab, row in zip(y, X[:, :4]):
+            f.write(",".join(f"{v:.17g}" for v in row) + (",yes\n" if lab > 0 else ",no\n"))
+    run("train", "tvm", tmp_path / "yn.csv", "--budget", 20, "--class-weight", "yes:3,no:1",
+        "--classes", "no,yes", "-o", tmp_path / "yn.npz", "-q")
+    model = fastbudget.load(tmp_path / "yn.npz")
+    assert list(model.classes_) == ["no", "yes"]
+    assert model.class_weight == {"yes": 3.0, "no": 1.0}
+
+
+def test_evaluate_names_labels_the_model_does_not_know(tmp_path):
+    X, y = make_waveform(300, random_state=5)
+    with open(tmp_path / "a.csv", "w") as f:
+        for lab, row in zip(y, X[:, :3]):
+            f.write(",".join(f"{v:.17g}" for v in row) + f",{lab:g}\n")
+    run("train", "tvm", tmp_path / "a.csv", "--budget", 20, "-o", tmp_path / "a.npz", "-q")
+    with open(tmp_path / "b.csv", "w") as f:            # 0/1 labels on a -1/+1 model
+        for lab, row in zip(y, X[:, :3]):
+            f.write(",".join(f"{v:.17g}" for v in row) + f",{max(lab, 0):g}\n")
+    _, out, err = run("evaluate", tmp_path / "a.npz", tmp_path / "b.csv", "--json")
+    n0 = int(np.sum(y < 0))
+    assert f"{n0:,} rows have labels the model was not trained on (0: {n0:,})" in err
+    assert json.loads(out)["unknown_labels"] == {"0": n0}
+
+
+def test_prequential_window_must_be_positive(text_csv):
+    line = error_line("prequential", "tvm", text_csv[0] / "train.csv", "--label-column", 0,
+                      "--window", 0)
+    assert "--window must be a positive" in line
+
+
+def test_warnings_are_one_line(tmp_path):
+    _, _, err = run("train", "tvm", "gen:checkerboard", "--n", 3000, "--param", "budget=3",
+                    "-o", tmp_path / "w.npz", "-q")
+    lines = [ln for ln in err.splitlines() if "RejectionWarning" in ln]
+    assert len(lines) == 1 and lines[0].startswith("fastbudget: warning: ")
+    assert "partial_fit(" not in err        # no source line

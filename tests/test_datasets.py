@@ -415,12 +415,26 @@ def test_read_csv_sniffing_header_and_labels():
     (b"1\t2\tyes\n3\t4\tno\n", -1, ["yes", "no"], [[1, 2], [3, 4]]),
     (b"1,2,0\n3,4,1\n", -1, [0.0, 1.0], [[1, 2], [3, 4]]),
     (b"1,2,+1\n3,4,-1\n", -1, [1.0, -1.0], [[1, 2], [3, 4]]),
+    (b"0\t1\t2\ttarget\n1\t2\t5\t0\n3\t4\t6\t1\n", -1, [0.0, 1.0], [[1, 2, 5], [3, 4, 6]]),
+    (b"0,1,2,3\n1,2,5,0\n3,4,6,1\n", -1, [0.0, 1.0], [[1, 2, 5], [3, 4, 6]]),
+    (b"0,1,2,3\n1,2,5,cat\n3,4,6,dog\n", -1, ["cat", "dog"], [[1, 2, 5], [3, 4, 6]]),
 ])
 def test_read_csv_label_type_auto(text, label_column, want_y, want_X):
     X, y = collect(read_csv(io.BytesIO(text), label_column=label_column, label_type="auto"))
     assert np.array_equal(X, want_X)
     assert list(y) == want_y
     assert (y.dtype.kind == "f") == isinstance(want_y[0], float)
+
+
+def test_read_csv_header_of_column_numbers():
+    # also with numeric labels (the default): PMLB's and pandas' headers are not rows
+    X, y = collect(read_csv(io.BytesIO(b"0,1,2,target\n1,2,5,0\n")))
+    assert np.array_equal(X, [[1, 2, 5]]) and list(y) == [0.0]
+    X, y = collect(read_csv(io.BytesIO(b"0,1,2,3\n1,2,5,0\n")))
+    assert np.array_equal(X, [[1, 2, 5]]) and list(y) == [0.0]
+    # a data line that merely starts low is data
+    X, y = collect(read_csv(io.BytesIO(b"0,1,3,1\n1,2,5,0\n")))
+    assert X.shape == (2, 3)
 
 
 def test_read_csv_label_type_auto_needs_a_numeric_label_throughout():

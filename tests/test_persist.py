@@ -398,3 +398,17 @@ def test_one_vs_rest_tvm_keeps_its_infinite_merge_slots(tmp_path):
     with pytest.raises(ValueError, match="corrupted.*'e1.twin_nn_d'"):
         est.save(path)
     assert path.read_bytes() == good
+
+
+def test_saved_file_permissions_follow_the_umask_or_the_replaced_file(tmp_path):
+    X, y = stream(4)
+    est = DummyBudgetPerceptron().fit(X, y)
+    old = os.umask(0o022)
+    try:
+        est.save(tmp_path / "a.npz")
+        assert os.stat(tmp_path / "a.npz").st_mode & 0o777 == 0o644
+        os.chmod(tmp_path / "a.npz", 0o640)
+        est.save(tmp_path / "a.npz")
+        assert os.stat(tmp_path / "a.npz").st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)

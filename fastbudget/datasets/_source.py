@@ -9,6 +9,7 @@ import gzip
 import io
 import lzma
 import os
+import stat
 import sys
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
@@ -35,6 +36,9 @@ class _Prepended(io.RawIOBase):
 
     def readable(self):
         return True
+
+    def fileno(self):
+        return self._raw.fileno()      # what it reads from (a pipe: see _reader)
 
     def readinto(self, b):
         n = len(b)
@@ -179,14 +183,17 @@ def _wrap(raw, name, expected):
 
 
 def _reader(stream):
-    """``stream.read``, or ``stream.read1`` on a pipe or terminal: ``read(n)`` waits for n
-    bytes, so on a live feed (``tail -f log | fastbudget train ... -``) rows would reach the
-    learner only a block (1 MiB) at a time; ``read1`` returns what has arrived."""
+    """``stream.read``, or ``stream.read1`` on a pipe, socket or terminal: ``read(n)`` waits
+    for n bytes, so on a live feed (``tail -f log | fastbudget train ... -``) rows would reach
+    the learner only a block (1 MiB) at a time; ``read1`` returns what has arrived. Files
+    and in-memory streams keep ``read`` (full blocks)."""
     try:
-        if hasattr(stream, "read1") and not stream.seekable():
-            return stream.read1
+        mode = os.fstat(stream.fileno()).st_mode
+        live = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
     except (AttributeError, OSError, ValueError):
-        pass
+        live = False
+    if live and hasattr(stream, "read1"):
+        return stream.read1
     return stream.read
 
 

@@ -264,6 +264,17 @@ def _split(text, delim):
     return [t.strip() for t in text.split(delim)]
 
 
+def _numbered_columns(tokens, label_col):
+    """A header of column numbers, as pandas' ``to_csv`` of an unnamed frame or PMLB write:
+    the fields other than the label are at least 3 plain integers counting up by one from 0
+    or 1 (``0,1,...,33,target``, ``0,1,2,3``)."""
+    vals = [t for j, t in enumerate(tokens) if j != label_col]
+    if len(vals) < 3 or not all(t.isdigit() for t in vals):
+        return False
+    first = int(vals[0])
+    return first in (0, 1) and [int(t) for t in vals] == list(range(first, first + len(vals)))
+
+
 def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
     """``label_type='auto'``: 'str' when the label field of the first data line is not a
     number. The first line is data unless ``header`` says so, the label is named, or a field
@@ -272,7 +283,8 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
     if label_column is None:
         return "numeric"
     others_numeric = all(_is_number(t) for j, t in enumerate(tokens) if j != label_col)
-    if header is True or isinstance(label_column, str) or (header == "auto" and not others_numeric):
+    if header is True or isinstance(label_column, str) or (header == "auto" and (
+            not others_numeric or _numbered_columns(tokens, label_col))):
         p = q + 1
         while p < end:
             r = buf.index(b"\n", p)
@@ -307,7 +319,9 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         non-blank line: tab if it has one, else comma if it has one, else whitespace.
     header : 'auto', bool, default='auto'
         Whether the first non-blank line is a header. ``'auto'``: it is a header when one of
-        its fields is not a number (the label field is ignored when ``label_type='str'``).
+        its fields is not a number (the label field is ignored when ``label_type='str'``), or
+        when its fields other than the label number the columns (at least 3 plain integers
+        counting up from 0 or 1, as ``0,1,2,...,target`` or pandas' ``0,1,2,3``).
     chunk_size : int, default=10000
         Maximum number of rows per chunk.
     label_type : {'numeric', 'str', 'auto'}, default='numeric'
@@ -406,7 +420,8 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type):
             label_type = _label_type(tokens, label_col, label_column, header, buf, q, end,
                                      delim)
         if header == "auto":
-            is_header = isinstance(label_column, str) or any(
+            is_header = isinstance(label_column, str) or _numbered_columns(
+                tokens, label_col) or any(
                 not _is_number(t) for j, t in enumerate(tokens)
                 if not (label_type == "str" and j == label_col)
             )
