@@ -19,9 +19,13 @@ Standardisation (``train --standardize``): ``warmup`` (default) takes the mean a
 deviation of the first ``--warmup-rows`` rows and then freezes them; ``pass`` makes one extra
 pass over the file first (not possible on standard input); ``none`` uses the data as given.
 ``--clip SD`` clips the standardised values to ``[-SD, SD]`` (rows far out on heavy-tailed
-attributes otherwise become isolated twins of a budget learner). The statistics are saved
-next to the model as ``<model>.scaler.json`` (JSON with ``mean`` and ``scale`` lists and
-``clip``) and ``predict``/``evaluate``/``prequential --model`` apply them.
+attributes otherwise become isolated twins of a budget learner). ``train`` saves next to the
+model ``<model>.scaler.json`` (JSON: ``mode``; with standardisation ``mean`` and ``scale``
+lists and ``clip``; ``libsvm_zero_based``, the index base of a LIBSVM training file, or null),
+and ``predict``/``evaluate``/``update``/``prequential --model`` read the data through it: a
+LIBSVM file with the training file's index base and the model's number of features (a test
+file with no index 0 would otherwise look one-based). Copy it with the model; without it they
+use the data as given and say so.
 
 Endless streams (``train``, ``update``): ``update MODEL_FILE DATA`` continues a saved model on
 more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also saves the model
@@ -292,7 +296,8 @@ def detect_format(path, fmt):
     return _sniff_format(head, name), path
 
 
-def open_data(args, n_features=None, chunk_size=None, label_type="auto"):
+def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_based="auto",
+              indexing=None):
     """Chunks ``(X, y)`` of the source named by ``args.data``; also a short description.
 
     ``n_features`` (a saved model's) is used for LIBSVM files, whose missing trailing columns
@@ -316,7 +321,8 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto"):
     fmt, src = detect_format(data, getattr(args, "format", "auto"))
     from .datasets import read_csv, read_libsvm
     if fmt == "libsvm":
-        chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size)
+        chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
+                             zero_based=zero_based, indexing=indexing)
     else:
         label = getattr(args, "label_column", -1)
         label = parse_value(str(label)) if label is not None else -1
@@ -328,7 +334,9 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto"):
 class Scaler:
     """Frozen ``(X - mean) / scale`` (identity when ``mean`` is None)."""
 
-    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None):
+    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None, zero_based=None):
+        self.zero_based = zero_based      # LIBSVM indexing of the training data (None: unknown)
+        self.found = True                 # False: no sidecar file beside the model
         self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
         self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
         self.mode = mode
@@ -345,13 +353,10 @@ class Scaler:
 
     def save(self, model_path):
         path = os.fspath(model_path) + SCALER_SUFFIX
-        if self.mean is None:
-            if os.path.exists(path):
-                os.remove(path)
-            return None
         doc = {"format": "fastbudget-scaler", "version": 1, "mode": self.mode,
-               "n_rows": self.n_rows, "mean": self.mean.tolist(), "scale": self.scale.tolist(),
-               "clip": self.clip}
+               "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based}
+        if self.mean is not None:
+            doc.update(mean=self.mean.tolist(), scale=self.scale.tolist())
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
             json.dump(doc, f)
@@ -362,20 +367,27 @@ class Scaler:
     def load(cls, model_path):
         path = os.fspath(model_path) + SCALER_SUFFIX
         if not os.path.exists(path):
-            return cls()
+            out = cls()
+            out.found = False
+            return out
         try:
             with open(path) as f:
                 doc = json.load(f)
+            zb = doc.get("libsvm_zero_based")
+            if zb not in (None, True, False):
+                raise ValueError("libsvm_zero_based is not true, false or null")
+            if doc.get("mean") is None:       # trained without standardisation
+                return cls(mode=doc.get("mode", "none"), zero_based=zb)
             mean = np.asarray(doc["mean"], dtype=np.float64)
             scale = np.asarray(doc["scale"], dtype=np.float64)
             clip = doc.get("clip")
             clip = None if clip is None else float(clip)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CLIError(f"cannot read the scaler file {path}: {exc}") from None
         if (mean.shape != scale.shape or mean.ndim != 1 or not np.all(scale > 0)
                 or (clip is not None and not clip > 0)):
             raise CLIError(f"the scaler file {path} is inconsistent; delete it or retrain.")
-        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip)
+        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip, zb)
 
 
 def load_model(path):
@@ -629,7 +641,7 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
     saves = f"; {n_saves} checkpoint{'s' if n_saves != 1 else ''}" if n_saves else ""
     print(f"{what} on {n:,} examples x {d} features in {wall:.2f} s "
           f"({n / max(wall, 1e-9):,.0f} examples/s){saves}; model memory {mem}; saved to {out}"
-          + (f" (+ {os.path.basename(out) + SCALER_SUFFIX})" if scaler.mean is not None else ""))
+          + f" (+ {os.path.basename(out) + SCALER_SUFFIX})")
     return 0
 
 
@@ -639,9 +651,11 @@ def _fitted(model):
 
 def cmd_train(args):
     every = _check_every(args)
-    chunks, desc, total = open_data(args)
+    indexing = {}
+    chunks, desc, total = open_data(args, indexing=indexing)
     chunks, scaler = standardized_stream(args, chunks, desc)
     (X0, y0), chunks = _peek(chunks)
+    scaler.zero_based = indexing.get("zero_based")   # decided by the reader by now
     model, classes = new_model(args, desc, y0)
     out = args.output
     t0 = time.perf_counter()
@@ -656,7 +670,7 @@ def cmd_train(args):
 def cmd_update(args):
     every = _check_every(args)
     model, scaler = load_model(args.model)
-    chunks, desc, total, d, is_svm = _model_chunks(args, model)
+    chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
     chunks = ((scaler(_fix_width(X, d, is_svm, desc)), y) for X, y in chunks)
     out = args.output or args.model
     n_before = getattr(model, "n_seen_", None)
@@ -684,19 +698,39 @@ def _memory(model):
     return f"{b / 1024:,.1f} KiB"
 
 
-def _model_chunks(args, model):
+def _within_width(chunks, d):
+    """The reader's error for a LIBSVM index beyond the model's features, in CLI terms."""
+    try:
+        yield from chunks
+    except ValueError as exc:
+        msg = str(exc)
+        if "is beyond n_features=" not in msg:
+            raise
+        raise CLIError(f"{msg.split('; pass')[0]}: the data has more features than the "
+                       f"model, which was trained on {d}.") from None
+
+
+def _model_chunks(args, model, scaler):
+    """The data of a command on a saved model: read as the training data was (CSV labels as
+    the model's, text or numbers; LIBSVM indices with the training file's base and the
+    model's number of features)."""
     d = model.n_features_in_
-    # a CSV label column is read as the model's labels are: text or numbers
+    if not scaler.found:
+        note(f"note: no {os.path.basename(args.model)}{SCALER_SUFFIX} beside the model, so "
+             f"the data is used as given; a model saved by 'fastbudget train' needs that file "
+             f"(its standardisation and LIBSVM indexing): copy it with the model.", args.quiet)
     text = np.asarray(model.classes_).dtype.kind in "OUS"
-    chunks, desc, total = open_data(args, n_features=None,
+    zb = "auto" if scaler.zero_based is None else scaler.zero_based
+    chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
                                     label_type="str" if text else "numeric")
+    chunks = _within_width(chunks, d)
     fmt_libsvm = not args.data.startswith("gen:") and desc.endswith("(libsvm)")
     return chunks, desc, total, d, fmt_libsvm
 
 
 def cmd_predict(args):
     model, scaler = load_model(args.model)
-    chunks, desc, total, d, is_svm = _model_chunks(args, model)
+    chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
         with progress(total, "predict", quiet=args.quiet) as bar:
@@ -717,7 +751,7 @@ def cmd_predict(args):
 
 def cmd_evaluate(args):
     model, scaler = load_model(args.model)
-    chunks, desc, total, d, is_svm = _model_chunks(args, model)
+    chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
     classes = list(model.classes_)
     cls_arr = np.asarray(model.classes_)
     conf = np.zeros((len(classes), len(classes)), dtype=np.int64)
@@ -761,14 +795,16 @@ def cmd_prequential(args):
         raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
     if args.model:
         model, scaler = load_model(args.model)
-        chunks, desc, total, d, is_svm = _model_chunks(args, model)
+        chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
         chunks = ((scaler(_fix_width(X, d, is_svm, desc)), y) for X, y in chunks)
         classes = None
         first_fit = False
     else:
-        chunks, desc, total = open_data(args)
+        indexing = {}
+        chunks, desc, total = open_data(args, indexing=indexing)
         chunks, scaler = standardized_stream(args, chunks, desc)
         (X0, y0), chunks = _peek(chunks)
+        scaler.zero_based = indexing.get("zero_based")
         model, classes = new_model(args, desc, y0)
         first_fit = True
     window = deque()

@@ -139,7 +139,10 @@ def test_standardize_pass_and_none(data, tmp_path):
     np.testing.assert_allclose(doc["mean"], X.mean(axis=0), rtol=1e-10)
     np.testing.assert_allclose(doc["scale"], X.std(axis=0), rtol=1e-10)
     run("train", "pegasos", d / "train.svm", "--standardize", "none", "-o", tmp_path / "q.npz")
-    assert not (tmp_path / "q.npz.scaler.json").exists()
+    # the sidecar is written without standardisation too: it records that, and the LIBSVM
+    # indexing of the training file (one-based here), for the commands that read more data
+    doc = json.loads((tmp_path / "q.npz.scaler.json").read_text())
+    assert doc["mode"] == "none" and "mean" not in doc and doc["libsvm_zero_based"] is False
     assert isinstance(fastbudget.load(tmp_path / "q.npz"), fastbudget.PegasosClassifier)
 
 

@@ -134,3 +134,43 @@ def test_warnings_are_one_line(tmp_path):
     lines = [ln for ln in err.splitlines() if "RejectionWarning" in ln]
     assert len(lines) == 1 and lines[0].startswith("fastbudget: warning: ")
     assert "partial_fit(" not in err        # no source line
+
+
+def _svm(path, X, y, zero_based):
+    with open(path, "w") as f:
+        for lab, row in zip(y, X):
+            f.write(f"{lab:g} " + " ".join(f"{j + (0 if zero_based else 1)}:{v:.17g}"
+                                           for j, v in enumerate(row) if v != 0) + "\n")
+
+
+def test_libsvm_indexing_of_the_training_file_is_kept(tmp_path):
+    """A zero-based training file (it has index 0) and a test file with no index 0: the test
+    file alone looks one-based, which shifted every feature by one (44 % instead of 91 %)."""
+    X, y = make_waveform(1200, random_state=6)
+    X = X[:, :4].copy()
+    Xt = X[800:].copy()
+    Xt[:, 0] = 0.0                     # no index 0 in the test file
+    _svm(tmp_path / "tr.svm", X[:800], y[:800], zero_based=True)
+    _svm(tmp_path / "te.svm", Xt, y[800:], zero_based=True)
+    run("train", "tvm", tmp_path / "tr.svm", "--budget", 30, "-o", tmp_path / "z.npz", "-q")
+    doc = json.loads((tmp_path / "z.npz.scaler.json").read_text())
+    assert doc["libsvm_zero_based"] is True
+    model = fastbudget.load(tmp_path / "z.npz")
+    Z = (Xt - np.array(doc["mean"])) / np.array(doc["scale"])
+    _, out, _ = run("predict", tmp_path / "z.npz", tmp_path / "te.svm")
+    assert [float(v) for v in out.split()] == list(model.predict(Z))
+    # standard input, whose first chunk lacks the last feature: the model's width is used
+    _, out2, _ = run("predict", tmp_path / "z.npz", "-", "--chunk-size", 50,
+                     stdin=(tmp_path / "te.svm").read_bytes())
+    assert out2 == out
+
+
+def test_a_missing_scaler_file_is_noted(tmp_path):
+    X, y = make_waveform(500, random_state=7)
+    _svm(tmp_path / "a.svm", X[:, :3], y, zero_based=False)
+    run("train", "tvm", tmp_path / "a.svm", "--budget", 20, "-o", tmp_path / "a.npz", "-q")
+    (tmp_path / "b.npz").write_bytes((tmp_path / "a.npz").read_bytes())   # copied alone
+    _, _, err = run("evaluate", tmp_path / "b.npz", tmp_path / "a.svm")
+    assert "no b.npz.scaler.json beside the model" in err
+    _, _, err = run("evaluate", tmp_path / "a.npz", tmp_path / "a.svm")
+    assert "scaler.json" not in err

@@ -84,7 +84,8 @@ def _token(buf, info):
 
 
 # --------------------------------------------------------------------------- LIBSVM
-def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="auto"):
+def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="auto",
+                indexing=None):
     """Stream a LIBSVM/svmlight file as dense chunks.
 
     Each line is ``label [qid:n] index:value index:value ... [# comment]`` with strictly
@@ -111,6 +112,10 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
         Whether indices start at 0. ``'auto'``: zero-based if an index 0 occurs in the scanned
         part (the whole file when a first pass is made, otherwise the first chunk); a later
         index 0 in a file taken as one-based raises ``ValueError``.
+    indexing : dict or None, default=None
+        When given, ``indexing['zero_based']`` is set (True or False) once the reader has
+        decided, before the first chunk: a file read later with the same model should be
+        read with that value (``fastbudget train`` saves it beside the model).
 
     Yields
     ------
@@ -143,10 +148,10 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
     _check_exists(path_or_file)
-    return _libsvm_chunks(path_or_file, n_features, chunk_size, zero_based)
+    return _libsvm_chunks(path_or_file, n_features, chunk_size, zero_based, indexing)
 
 
-def _libsvm_chunks(src, n_features, chunk_size, zero_based):
+def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None):
     stream, close, name, reopen = open_source(src)
     try:
         offset = None if zero_based == "auto" else (0 if zero_based else 1)
@@ -185,6 +190,8 @@ def _libsvm_chunks(src, n_features, chunk_size, zero_based):
                 inferred = True
             else:
                 n_cols = n_features
+        if indexing is not None:
+            indexing["zero_based"] = offset == 0
         yield from _libsvm_parse(blocks, n_cols, offset, chunk_size, name, inferred, offset_from)
     finally:
         close()
