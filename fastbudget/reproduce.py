@@ -1066,8 +1066,21 @@ def write_index(out):
             with open(os.path.join(out, fn)) as f:
                 title = f.readline().lstrip("# ").strip()
             lines.append(f"- [{fn}]({fn}): {title}")
-    with open(os.path.join(out, "README.md"), "w") as f:
+    path = os.path.join(out, "README.md")
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            ours = f.readline().strip() == lines[0]
+        if not ours:            # someone's own README in --out: leave it, say so
+            _note_index_kept(path)
+            return
+    with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def _note_index_kept(path):
+    import sys
+    print(f"fastbudget: note: {path} is not a fastbudget report index; left as it is "
+          f"(the reports are beside it).", file=sys.stderr)
 
 
 def run_cli(args):

@@ -217,3 +217,20 @@ def test_adult_extra_row_holds_C_fixed(tmp_path, shared_data):
         assert float(cell.split()[0]) == pytest.approx(accs[row], abs=0.051), row
         assert "[81.3;" in cell                       # both compared with the paper's Adult
     assert accs["Adult"] != accs[reproduce.ADULT_FIXED_C]
+
+
+def test_index_replaces_only_its_own_readme(tmp_path, capsys):
+    from fastbudget.reproduce import write_index
+    (tmp_path / "a.md").write_text("# Report A\n")
+    write_index(tmp_path)
+    ours = (tmp_path / "README.md").read_text()
+    assert ours.startswith("# Reproduction reports") and "[a.md](a.md): Report A" in ours
+    (tmp_path / "b.md").write_text("# Report B\n")
+    write_index(tmp_path)                       # our own index is brought up to date
+    assert "[b.md](b.md): Report B" in (tmp_path / "README.md").read_text()
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "README.md").write_text("my notes\n")
+    write_index(other)                          # a user's README is left alone, with a note
+    assert (other / "README.md").read_text() == "my notes\n"
+    assert "not a fastbudget report index" in capsys.readouterr().err
