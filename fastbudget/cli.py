@@ -401,17 +401,6 @@ def load_model(path):
     return model, Scaler.load(path)
 
 
-def _fix_width(X, d, fmt_libsvm, name):
-    """Check/adjust a chunk's number of columns to a model's ``d``."""
-    if X.shape[1] == d:
-        return X
-    if fmt_libsvm and X.shape[1] < d:
-        out = np.zeros((X.shape[0], d))
-        out[:, :X.shape[1]] = X
-        return out
-    raise CLIError(f"{name} has {X.shape[1]} features but the model was trained on {d}.")
-
-
 # ----------------------------------------------------------------------------- learners
 def make_learner(name, params, multiclass=False, total_budget=None):
     """The learner ``name`` with ``params``; with ``multiclass`` wrapped in
@@ -631,8 +620,6 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
     if stop is not None and n == 0:
         note(f"fastbudget: stopped by {stop} before a chunk was learned; nothing saved.")
         return 130 if stop == "SIGINT" else 143
-    if n == 0 and not _fitted(model):
-        raise CLIError("the data source holds no rows.")
     _save(model, scaler, out)
     mem = _memory(model)
     if stop is not None:
@@ -643,10 +630,6 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
           f"({n / max(wall, 1e-9):,.0f} examples/s){saves}; model memory {mem}; saved to {out}"
           + f" (+ {os.path.basename(out) + SCALER_SUFFIX})")
     return 0
-
-
-def _fitted(model):
-    return hasattr(model, "classes_")
 
 
 def cmd_train(args):
@@ -670,8 +653,7 @@ def cmd_train(args):
 def cmd_update(args):
     every = _check_every(args)
     model, scaler = load_model(args.model)
-    chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
-    chunks = ((scaler(_fix_width(X, d, is_svm, desc)), y) for X, y in chunks)
+    chunks, desc, total = _model_chunks(args, model, scaler)
     out = args.output or args.model
     n_before = getattr(model, "n_seen_", None)
     t0 = time.perf_counter()
@@ -684,7 +666,8 @@ def cmd_update(args):
     what = f"updated {type(model).__name__}"
     if n_before is not None:
         what += f" (seen before: {n_before:,})"
-    return _finish(model, scaler, out, n, wall, what, d, stop, n_saves)
+    return _finish(model, scaler, out, n, wall, what, model.n_features_in_, stop,
+                   n_saves)
 
 
 def _memory(model):
@@ -698,22 +681,12 @@ def _memory(model):
     return f"{b / 1024:,.1f} KiB"
 
 
-def _within_width(chunks, d):
-    """The reader's error for a LIBSVM index beyond the model's features, in CLI terms."""
-    try:
-        yield from chunks
-    except ValueError as exc:
-        msg = str(exc)
-        if "is beyond n_features=" not in msg:
-            raise
-        raise CLIError(f"{msg.split('; pass')[0]}: the data has more features than the "
-                       f"model, which was trained on {d}.") from None
-
-
 def _model_chunks(args, model, scaler):
-    """The data of a command on a saved model: read as the training data was (CSV labels as
+    """The data of a command on a saved model, read as the training data was (CSV labels as
     the model's, text or numbers; LIBSVM indices with the training file's base and the
-    model's number of features)."""
+    model's number of features), checked against the model's width and standardised:
+    (chunks, description, number of rows or None)."""
+    from .datasets.readers import FeatureCountError
     d = model.n_features_in_
     if not scaler.found:
         note(f"note: no {os.path.basename(args.model)}{SCALER_SUFFIX} beside the model, so "
@@ -723,19 +696,28 @@ def _model_chunks(args, model, scaler):
     zb = "auto" if scaler.zero_based is None else scaler.zero_based
     chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
                                     label_type="str" if text else "numeric")
-    chunks = _within_width(chunks, d)
-    fmt_libsvm = not args.data.startswith("gen:") and desc.endswith("(libsvm)")
-    return chunks, desc, total, d, fmt_libsvm
+
+    def ready():
+        try:
+            for X, y in chunks:
+                if X.shape[1] != d:          # CSV and gen: sources (LIBSVM is read at d)
+                    raise CLIError(f"{desc} has {X.shape[1]} features but the model was "
+                                   f"trained on {d}.")
+                yield scaler(X), y
+        except FeatureCountError as exc:
+            raise CLIError(f"{exc.where}: the data has more features than the model, which "
+                           f"was trained on {d}.") from None
+
+    return ready(), desc, total
 
 
 def cmd_predict(args):
     model, scaler = load_model(args.model)
-    chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
+    chunks, desc, total = _model_chunks(args, model, scaler)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
         with progress(total, "predict", quiet=args.quiet) as bar:
             for X, _y in chunks:
-                X = scaler(_fix_width(X, d, is_svm, desc))
                 if args.scores:
                     s = np.asarray(model.decision_function(X))
                     rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in s)
@@ -751,7 +733,7 @@ def cmd_predict(args):
 
 def cmd_evaluate(args):
     model, scaler = load_model(args.model)
-    chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
+    chunks, desc, total = _model_chunks(args, model, scaler)
     classes = list(model.classes_)
     cls_arr = np.asarray(model.classes_)
     conf = np.zeros((len(classes), len(classes)), dtype=np.int64)
@@ -761,7 +743,6 @@ def cmd_evaluate(args):
         for X, y in chunks:
             if y is None:
                 raise CLIError("the data has no label column; evaluate needs labels.")
-            X = scaler(_fix_width(X, d, is_svm, desc))
             p = model.predict(X)
             correct += int(np.sum(p == y))
             n += len(y)
@@ -795,8 +776,7 @@ def cmd_prequential(args):
         raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
     if args.model:
         model, scaler = load_model(args.model)
-        chunks, desc, total, d, is_svm = _model_chunks(args, model, scaler)
-        chunks = ((scaler(_fix_width(X, d, is_svm, desc)), y) for X, y in chunks)
+        chunks, desc, total = _model_chunks(args, model, scaler)
         classes = None
         first_fit = False
     else:

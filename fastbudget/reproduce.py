@@ -1071,16 +1071,11 @@ def write_index(out):
         with open(path, errors="replace") as f:
             ours = f.readline().strip() == lines[0]
         if not ours:            # someone's own README in --out: leave it, say so
-            _note_index_kept(path)
+            print(f"fastbudget: note: {path} is not a fastbudget report index; left as it "
+                  f"is (the reports are beside it).", file=sys.stderr)
             return
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-
-
-def _note_index_kept(path):
-    import sys
-    print(f"fastbudget: note: {path} is not a fastbudget report index; left as it is "
-          f"(the reports are beside it).", file=sys.stderr)
 
 
 def run_cli(args):

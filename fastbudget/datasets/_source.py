@@ -33,6 +33,7 @@ class _Prepended(io.RawIOBase):
     def __init__(self, head, raw):
         self._head = head
         self._raw = raw
+        self._read = _reader(raw)
 
     def readable(self):
         return True
@@ -47,7 +48,7 @@ class _Prepended(io.RawIOBase):
             b[:k] = self._head[:k]
             self._head = self._head[k:]
             return k
-        data = _reader(self._raw)(n)
+        data = self._read(n)
         if not data:
             return 0
         if isinstance(data, str):

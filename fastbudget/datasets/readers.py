@@ -225,6 +225,16 @@ def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from):
         yield X[:row], y[:row]
 
 
+class FeatureCountError(ValueError):
+    """A LIBSVM line has an index beyond the ``n_features`` given to :func:`read_libsvm`;
+    ``where`` names the file and line, ``n_features`` is that number."""
+
+    def __init__(self, msg, where, n_features):
+        super().__init__(msg)
+        self.where = where
+        self.n_features = n_features
+
+
 def _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_from):
     where = f"{name}, line {line_base + int(info[_k.I_ERRLINE]) + 1}"
     tok = _token(buf, info)
@@ -249,6 +259,7 @@ def _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_fr
         else:
             msg = (f"feature index {detail} is beyond n_features={d} "
                    f"({'zero' if offset == 0 else 'one'}-based indices); pass a larger n_features")
+            return FeatureCountError(f"{where}: {msg}.", where, d)
     elif st == _k.ERR_EMPTY_VALUE:
         msg = f"token {tok!r} has no value after ':'"
     else:  # pragma: no cover - all codes are handled above
