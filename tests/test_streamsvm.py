@@ -4,13 +4,15 @@ import pickle
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from fastbudget.base import NotFittedError
 from fastbudget.estimators.streamsvm import StreamSVMClassifier
 from fastbudget.kernels import meb
 from fastbudget.kernels.kernel import KERNEL_CODES, kernel_value
 from reference.meb_reference import (augmented_points, exact_meb, exact_meb_of_balls,
-                                     multiball_reference, streamsvm_alg1_reference)
+                                     lift_heights, multiball_reference,
+                                     streamsvm_alg1_reference)
 
 LIN1 = dict(kernel="poly", degree=1, gamma=1.0, coef0=0.0)  # linear kernel through the kernel path
 
@@ -47,6 +49,7 @@ def _augmented_distances(clf, X, y_pm, sw=None):
         lam[rows[0]] = alpha[m] * y_pm[rows[0]]
         assert sw[rows[0]] == sv_s[m]
     d2 = wn2 + kxx - 2 * y_pm * f + (clf.xi2_ + (1.0 - 2.0 * lam) / sw) / C
+    d2 += lift_heights(C, sw)       # weighted examples are lifted points (kernels/meb.py notes)
     return np.sqrt(np.maximum(d2, 0.0)), wn2
 
 
@@ -67,13 +70,15 @@ def test_alg1_matches_explicit_reference(rng, C, b0, weighted):
     assert clf.xi2_ == pytest.approx(C * (c[d + 1:] ** 2).sum(), rel=1e-10)
     assert clf.n_core_ == M
     keep = np.ones(len(y), bool) if sw is None else sw > 0
-    dist = np.linalg.norm(P[keep] - c, axis=1)
+    h2 = np.zeros(len(y)) if sw is None else lift_heights(C, sw)
+    dist = np.sqrt(((P[keep] - c) ** 2).sum(axis=1) + h2[keep])
     assert dist.max() <= R * (1 + 1e-9)
-    # 3/2 approximation (Zarrabi-Zadeh & Chan 2006) against the exact MEB of the same points
-    _, upper, lower = exact_meb(P[keep])
+    _, upper, lower = exact_meb(P[keep], h2=h2[keep])
     assert upper - lower <= 1e-6 * upper          # the reference is certified
-    assert R <= 1.5 * upper * (1 + 1e-9)
     assert R >= lower * (1 - 1e-9)                # no enclosing ball is smaller than the MEB
+    if not weighted:
+        # 3/2 approximation (Zarrabi-Zadeh & Chan 2006) against the exact MEB of the same points
+        assert R <= 1.5 * upper * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -143,12 +148,108 @@ def test_ball_solver_matches_socp_reference(rng):
         if trial % 2:
             r = rng.uniform(0.0, 1.0, m)
         mu = np.zeros(m)
-        status, rad = meb.meb_balls(A @ A.T, r, m, mu, 1e-6)
+        status, rad = meb.meb_balls(A @ A.T, r, np.zeros(m), m, mu, 1e-6)
         assert status == meb.OK
         c = mu @ A
         assert (np.linalg.norm(A - c, axis=1) + r).max() <= rad * (1 + 1e-12)
         _, ref = exact_meb_of_balls(A, r)
         assert abs(rad - ref) <= 1e-6 * ref
+
+
+def test_solver_with_lifted_points_matches_socp_reference(rng):
+    """meb_balls with heights q: ``min t s.t. sqrt(||c - a_i||^2 + q_i) + r_i <= t``."""
+    for trial in range(6):
+        m, k = rng.integers(2, 9), 4
+        A = np.hstack([rng.normal(size=(m, k)), np.diag(rng.uniform(0.05, 1.0, m))])
+        r = np.zeros(m)
+        r[0] = rng.uniform(0.0, 2.0) if trial % 2 else 0.0
+        q = rng.uniform(0.0, 3.0, m) * (rng.random(m) < 0.7)
+        q[0] = 0.0
+        mu = np.zeros(m)
+        status, rad = meb.meb_balls(A @ A.T, r, q, m, mu, 1e-8)
+        assert status == meb.OK
+        c = mu @ A
+        assert (np.sqrt(((A - c) ** 2).sum(axis=1) + q) + r).max() <= rad * (1 + 1e-12)
+        # reference: SLSQP on the same cone program, written out
+        cons = [{"type": "ineq",
+                 "fun": lambda z, i=i: z[-1] - r[i] - np.sqrt(np.sum((z[:-1] - A[i]) ** 2) + q[i])}
+                for i in range(m)]
+        z0 = np.r_[A.mean(axis=0), (np.sqrt(((A - A.mean(0)) ** 2).sum(1) + q) + r).max() + 1]
+        res = minimize(lambda z: z[-1], z0, method="SLSQP", constraints=cons,
+                       options={"ftol": 1e-13, "maxiter": 3000})
+        ref = (np.sqrt(((A - res.x[:-1]) ** 2).sum(axis=1) + q) + r).max()
+        assert abs(rad - ref) <= 1e-6 * ref
+
+
+def _weighted_l2svm_dual(K, y_pm, C, s):
+    """Weighted l2-SVM of the MEB formulation (Tsang et al.'s l2-SVM with example weights),
+    ``min ||w||^2 - 2 rho + C sum_n s_n xi_n^2  s.t.  y_n <w, phi~(x_n)> >= rho - xi_n``, through
+    its dual by SLSQP: ``min_mu mu^T (K o yy^T + diag(1 / (C s))) mu`` over the simplex, with
+    ``K`` the augmented kernel matrix. Returns ``mu y`` (the coefficients of w)."""
+    n = K.shape[0]
+    Q = K * np.outer(y_pm, y_pm) + np.diag(1.0 / (C * s))
+    res = minimize(lambda m: m @ Q @ m, np.full(n, 1.0 / n), jac=lambda m: 2.0 * Q @ m,
+                   bounds=[(0.0, 1.0)] * n, method="SLSQP",
+                   constraints=[{"type": "eq", "fun": lambda m: m.sum() - 1.0,
+                                 "jac": lambda m: np.ones(n)}],
+                   options={"ftol": 1e-15, "maxiter": 5000})
+    assert res.success, res.message
+    return res.x * y_pm
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_weighted_exact_solve_is_the_weighted_l2_svm(rng, kernel):
+    """One exact solve (lookahead longer than the stream) of weighted examples is the weighted
+    l2-SVM when k(x, x) is constant (as the MEB view of the paper needs: RBF, or points on a
+    sphere): the lifted points make the MEB dual the SVM dual (kernels/meb.py notes). Without
+    the lift the heavier examples pulled the centre less, not more."""
+    X, y = _stream(rng, n=30, d=2, shift=0.4)
+    if kernel == "linear":
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    s = np.where(y > 0, 4.0, 0.5) * rng.uniform(0.5, 1.5, size=len(y))
+    C = 2.0
+    clf = StreamSVMClassifier(C=C, kernel=kernel, gamma=0.5, lookahead=40, tol=1e-10,
+                              intercept_scaling=1.0)
+    clf.fit(X, y, sample_weight=s)
+    assert clf.n_solves_ == 1
+    K = X @ X.T if kernel == "linear" else np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    K = K + 1.0                                         # the bias feature, b0 = 1
+    coef = _weighted_l2svm_dual(K, y, C, s)
+    np.testing.assert_allclose(clf.decision_function(X), K @ coef,
+                               rtol=1e-4, atol=1e-5 * np.abs(K @ coef).max())
+
+
+@pytest.mark.parametrize("params", [dict(), dict(lookahead=8), dict(n_balls=3, C=10.0),
+                                    dict(kernel="rbf", gamma=0.1, C=10.0, lookahead=10,
+                                         capacity=4000, on_full="ignore")])
+def test_more_weight_on_a_class_predicts_it_more(params):
+    """The audit's defect: the positive fraction fell as the positive class weight grew
+    (Algorithm 1, several balls and RBF; with lookahead it already rose)."""
+    rng = np.random.default_rng(3)
+    X, y = _stream(rng, n=3000, d=2, shift=0.6)
+    frac = []
+    for wpos in (0.05, 1.0, 20.0):
+        clf = StreamSVMClassifier(class_weight={1.0: wpos}, **params).fit(X, y)
+        frac.append(np.mean(clf.predict(X) > 0))
+    assert frac[0] < frac[1] < frac[2], frac
+
+
+def test_state_saved_without_weight_floor_still_loads(rng):
+    """States saved before the weight floor (fst of length 3) load and continue: the floor is
+    set by the next example, so equal weights continue exactly as before."""
+    X, y = _stream(rng, n=80)
+    for params in (dict(), dict(lookahead=5), dict(n_balls=2), dict(kernel="rbf", lookahead=3)):
+        full = StreamSVMClassifier(**params).fit(X, y)
+        half = StreamSVMClassifier(**params).fit(X[:40], y[:40])
+        state = half._get_state()
+        state["st_fst"] = state["st_fst"][:3]
+        state["st_fst"][:] = state["st_fst"]
+        old = StreamSVMClassifier(**params)
+        old.classes_, old.n_features_in_ = half.classes_, half.n_features_in_
+        old._set_state(state)
+        old.partial_fit(X[40:], y[40:])
+        np.testing.assert_allclose(old.decision_function(X), full.decision_function(X),
+                                   rtol=1e-12, atol=1e-14)
 
 
 def test_lookahead_as_long_as_stream_gives_exact_meb(rng):
@@ -173,16 +274,22 @@ def test_lookahead_radius_no_worse_than_alg1_on_average():
 
 
 # ------------------------------------------------------------------ multiple balls
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("K", [2, 4])
-def test_multiball_matches_explicit_reference(rng, K):
+def test_multiball_matches_explicit_reference(rng, K, weighted):
     X, y = _stream(rng, n=50, d=3, shift=0.5)
     C = 1.5
-    clf = StreamSVMClassifier(C=C, n_balls=K).fit(X, y)
-    balls, c, R, P = multiball_reference(X, y, C, K, b0=1.0)
-    # every point sits in one of the K balls, and the final ball encloses every point
+    sw = rng.uniform(0.2, 3.0, size=len(y)) if weighted else None
+    clf = StreamSVMClassifier(C=C, n_balls=K).fit(X, y, sample_weight=sw)
+    items, c, R, P = multiball_reference(X, y, C, K, sample_weight=sw, b0=1.0)
+    balls = [(bc, br) for bc, br, _ in items]
+    h2 = np.zeros(len(y)) if sw is None else lift_heights(C, sw)
+    # every point sits in one of the K items, and the final ball encloses every point
     for i in range(len(P)):
-        assert min(np.linalg.norm(P[i] - bc) - br for bc, br in balls) <= 1e-9
-    assert np.linalg.norm(P - c, axis=1).max() <= R * (1 + 1e-9)
+        assert min(np.sqrt(np.sum((P[i] - bc) ** 2) + h2[i]) - br
+                   - (np.sqrt(bq) if np.array_equal(bc, P[i]) else 0.0)
+                   for bc, br, bq in items) <= 1e-9
+    assert np.sqrt(((P - c) ** 2).sum(axis=1) + h2).max() <= R * (1 + 1e-9)
     assert clf.radius_ == pytest.approx(R, rel=1e-6)
     # the compiled live balls are the reference balls (as sets)
     st = clf._st
@@ -191,8 +298,10 @@ def test_multiball_matches_explicit_reference(rng, K):
     got = sorted(zip(st["Rb"][:nb], st["Wb"][:nb, 0]))
     want = sorted((br, bc[0]) for bc, br in balls)
     np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-10, atol=1e-12)
-    _, upper, _ = exact_meb(P)
-    assert clf.radius_ <= 1.5 * upper * (1 + 1e-9)
+    _, upper, lower = exact_meb(P, h2=h2)
+    assert clf.radius_ >= lower * (1 - 1e-9)
+    if not weighted:
+        assert clf.radius_ <= 1.5 * upper * (1 + 1e-9)
 
 
 # ------------------------------------------------------------------ streaming API

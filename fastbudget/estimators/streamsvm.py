@@ -94,7 +94,17 @@ class StreamSVMClassifier(BudgetClassifier):
     so the slack block of the centre has squared norm ``xi^2 / C`` and the distance of line 5 is
     ``sqrt(||w - y x||^2 + (xi^2 + 1)/C)``, which is the printed ``xi^2 + 1/C`` when C = 1.
     We use the former, which is exact in the augmented space for every C; ``beta = (1 - R/d)/2``
-    uses the radius before line 8. Example weights scale C per example (``C_n = C s_n``).
+    uses the radius before line 8.
+
+    Example weights scale C per example (``C_n = C s_n``), as ``SVC``'s do. The paper's ball is
+    the l2-SVM only while every augmented point has the same norm, which unequal weights break
+    (a heavier class was then predicted *less*). So a weighted point is lifted off the centre's
+    space by a height that restores equal norms (a centre-constrained ball, see
+    ``fastbudget/kernels/meb.py``): an exact solve is then the weighted l2-SVM whenever
+    ``k(x, x)`` is constant (RBF, or rows of equal norm), and more weight on a class makes it
+    predicted more. Equal weights give the paper's algorithm unchanged. With the linear kernel
+    on rows of unequal norm the ball, weighted or not, is not the l2-SVM: the squared norms of
+    the rows enter its dual (as in the paper), so weights then act more weakly.
 
     During a stream the lookahead buffer and the several balls are part of the state; after
     every ``fit``/``partial_fit``/``learn_one`` the fitted attributes describe the *final* ball
@@ -187,13 +197,14 @@ class StreamSVMClassifier(BudgetClassifier):
 
     def _new_state(self, cfg, d):
         L, K = cfg["L"], cfg["K"]
-        st = {"fst": np.zeros(3), "ist": np.zeros(meb.IST_SIZE, dtype=np.int64)}
+        st = {"fst": np.zeros(meb.FST_SIZE), "ist": np.zeros(meb.IST_SIZE, dtype=np.int64)}
         mode = self._mode(cfg)
         if mode == "linear":
             st["w"] = np.zeros(d + 1)
         elif mode == "multiball":
             st["Wb"] = np.zeros((K + 1, d + 1))
             st["Rb"] = np.zeros(K + 1)
+            st["Qb"] = np.zeros(K + 1)
             st["xib"] = np.zeros(K + 1)
             st["Dm"] = np.zeros((K + 1, K + 1))
         else:
@@ -210,7 +221,7 @@ class StreamSVMClassifier(BudgetClassifier):
     @staticmethod
     def _scratch(cfg):
         m = cfg["L"] + 1
-        return np.zeros((m, m)), np.zeros(m), np.zeros(m)
+        return np.zeros((m, m)), np.zeros(m), np.zeros(m), np.zeros(m)
 
     # ------------------------------------------------------------------ training
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
@@ -252,19 +263,20 @@ class StreamSVMClassifier(BudgetClassifier):
         mode = self._mode(cfg)
         inv_C = 1.0 / cfg["C"]
         if mode == "linear":
-            G, mu, r = self._scratch(cfg)
+            G, mu, r, q = self._scratch(cfg)
             status = meb.stream_linear(X, y_pm, sw, inv_C, cfg["b0"], cfg["L"], st["w"], st["fst"],
                                        st["ist"], st["bufX"], st["bufy"], st["bufs"], st["bufg"],
-                                       st["bufk"], cfg["tol"], G, mu, r)
+                                       st["bufk"], cfg["tol"], G, mu, r, q)
         elif mode == "multiball":
             status = meb.stream_multiball(X, y_pm, sw, inv_C, cfg["b0"], cfg["K"], st["Wb"], st["Rb"],
-                                          st["xib"], st["Dm"], st["ist"], np.zeros(cfg["K"] + 1))
+                                          st["Qb"], st["xib"], st["Dm"], st["fst"], st["ist"],
+                                          np.zeros(cfg["K"] + 1))
         else:
-            G, mu, r = self._scratch(cfg)
+            G, mu, r, q = self._scratch(cfg)
             status = meb.stream_kernel(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], X, y_pm, sw,
                                        inv_C, cfg["L"], cfg["on_full_raise"], st["SV"], st["alpha"],
                                        st["sv_s"], st["fst"], st["ist"], st["bufX"], st["bufy"],
-                                       st["bufs"], st["bufg"], st["bufk"], cfg["tol"], G, mu, r)
+                                       st["bufs"], st["bufg"], st["bufk"], cfg["tol"], G, mu, r, q)
         if status == meb.OK:
             return
         row = int(st["ist"][meb._IST_FAILROW])
@@ -292,17 +304,18 @@ class StreamSVMClassifier(BudgetClassifier):
             fst = st["fst"].copy()
             nb = int(ist[1])
             if nb > 0:
-                G, mu, r = self._scratch(cfg)
+                G, mu, r, q = self._scratch(cfg)
                 status = meb.absorb_buffer_linear(w, fst, ist, st["bufX"], st["bufy"], st["bufs"],
                                                   st["bufg"], st["bufk"], nb, inv_C, cfg["b0"],
-                                                  cfg["tol"], G, mu, r)
+                                                  cfg["tol"], G, mu, r, q)
                 self._check_final(status)
             out["w"] = w
         elif mode == "multiball":
             w = np.zeros(d + 1)
-            fst = np.zeros(3)
+            fst = np.zeros(meb.FST_SIZE)
             nb = int(ist[1])
-            status = meb.merge_balls_linear(st["Wb"], st["Rb"], st["xib"], nb, inv_C, cfg["tol"], w, fst)
+            status = meb.merge_balls_linear(st["Wb"], st["Rb"], st["Qb"], st["xib"], nb, inv_C,
+                                            cfg["tol"], w, fst)
             self._check_final(status)
             out["w"] = w
         else:
@@ -316,11 +329,11 @@ class StreamSVMClassifier(BudgetClassifier):
             sv_s = np.zeros(M + nb)
             sv_s[:M] = st["sv_s"][:M]
             if nb > 0:
-                G, mu, r = self._scratch(cfg)
+                G, mu, r, q = self._scratch(cfg)
                 status = meb.absorb_buffer_kernel(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], SV,
                                                   alpha, sv_s, fst, ist, st["bufX"], st["bufy"],
                                                   st["bufs"], st["bufg"], st["bufk"], nb, inv_C,
-                                                  cfg["tol"], G, mu, r)
+                                                  cfg["tol"], G, mu, r, q)
                 self._check_final(status)
             out["SV"] = SV
             out["alpha"] = alpha
@@ -394,6 +407,10 @@ class StreamSVMClassifier(BudgetClassifier):
         cfg["kpar"] = [float(v) for v in cfg["kpar"]]
         st = {k[3:]: np.array(v, copy=True) for k, v in state.items() if k.startswith("st_")}
         st["ist"] = st["ist"].astype(np.int64)
+        if st["fst"].size < meb.FST_SIZE:   # saved before the weight floor: set by the next example
+            st["fst"] = np.r_[st["fst"], np.zeros(meb.FST_SIZE - st["fst"].size)]
+        if "Wb" in st and "Qb" not in st:   # ... and the lifted points of several balls
+            st["Qb"] = np.zeros_like(st["Rb"])
         self._cfg = cfg
         self._st = st
         self._apply_output(self._final_ball(cfg, st, int(self.n_features_in_)))

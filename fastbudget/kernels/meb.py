@@ -26,15 +26,28 @@ Notes on the transcription (all exact in the augmented space, all reduce to the 
   (eq. 4-6: the centre moves ``delta = (d - R)/2`` towards the point).
 * A bias is the usual augmented feature: ``x~ = [x ; b0]`` (``b0 = 0``: no bias, as in the
   paper). For kernels, ``k~(x, z) = k(x, z) + b0^2``.
+* Unequal weights need a centre constraint. The MEB dual is
+  ``max_mu sum_n mu_n ||p_n||^2 - ||sum_n mu_n p_n||^2`` over the simplex, which is the l2-SVM
+  dual only while ``||p_n||^2 = k~_nn + 1/(C s_n)`` is the same for every n. With unequal
+  ``s_n`` the linear term favours light examples, so a heavier class was predicted *less*.
+  As in the centre-constrained MEB of Tsang et al. (generalized core vector machines), each
+  point is lifted by a height ``h_n = sqrt((1/s_min - 1/s_n)/C)`` along a direction the centre
+  never uses, which makes ``||p_n||^2 + h_n^2`` the same for all n and the dual exactly the
+  weighted l2-SVM's. ``s_min`` is the smallest weight seen so far (``fst[3] = 1/s_min``);
+  when it falls, every height grows by the same amount and so does every radius
+  (``R^2 += (1/s_new - 1/s_min)/C``), which keeps all earlier points enclosed. Equal weights
+  give ``h_n = 0``: the paper's algorithm unchanged. Enclosing a ball (c, R) and a lifted
+  point at subspace distance D: the centre moves ``t = min(D, (D^2 + h^2 - R^2) / (2 (R + D)))``
+  towards it (``_lifted_step``; ``t = (D - R)/2`` when h = 0).
 
 Conventions: ``fst``/``ist`` are small float/int state vectors (layouts below), mutated in place.
 Functions return an integer status (``OK`` or one of the codes below) instead of raising.
 
 Linear state (``stream_linear``): ``w`` (d+1,) with ``w[d]`` the bias component;
-``fst = [R, xi2]``; ``ist = [M, n_buf, n_seen, n_solves, n_skipped, first_failed_row]``.
+``fst = [R, xi2, (unused), 1/s_min]``; ``ist = [M, n_buf, n_seen, n_solves, n_skipped, first_failed_row]``.
 Kernel state (``stream_kernel``): core vectors ``SV`` (capacity, d), ``alpha`` (capacity,)
 signed coefficients (``alpha_m = lambda_m y_m``), ``sv_s`` (capacity,) their weights;
-``fst = [R, xi2, wn2]`` with ``wn2 = ||w||^2``; ``ist`` as above (M = live core vectors).
+``fst = [R, xi2, wn2, 1/s_min]`` with ``wn2 = ||w||^2``; ``ist`` as above (M = live core vectors).
 Lookahead buffer: ``bufX`` (L, d), ``bufy``, ``bufs``, ``bufg`` (<centre, p_k>), ``bufk``
 (k~(x_k, x_k)), all (L,).
 """
@@ -46,6 +59,9 @@ from .kernel import kernel_value
 OK = 0
 FULL = 1          # kernel capacity reached (policy "raise")
 SOLVER_FAIL = 2   # Gram matrix not positive definite or Newton failed
+
+_FST_FLOOR = 3    # fst[3] = 1 / (smallest example weight seen)
+FST_SIZE = 4
 
 _IST_M = 0
 _IST_NBUF = 1
@@ -93,8 +109,8 @@ def _chol_solve(Lf, n, b, out):
 
 # ---------------------------------------------------------------------------- enclosing solver
 @njit(cache=True)
-def _barrier_value(A, r, m, z, tau):
-    """tau * t - sum_i log((t - r_i)^2 - ||c - a_i||^2); inf outside the interior."""
+def _barrier_value(A, r, q, m, z, tau):
+    """tau * t - sum_i log((t - r_i)^2 - ||c - a_i||^2 - q_i); inf outside the interior."""
     t = z[m]
     val = tau * t
     for i in range(m):
@@ -105,7 +121,7 @@ def _barrier_value(A, r, m, z, tau):
         for k in range(m):
             u = z[k] - A[i, k]
             uu += u * u
-        D = s * s - uu
+        D = s * s - uu - q[i]
         if not D > 0.0:
             return np.inf
         val -= np.log(D)
@@ -113,21 +129,26 @@ def _barrier_value(A, r, m, z, tau):
 
 
 @njit(cache=True)
-def meb_balls(G, r, m, mu, rel_tol):
+def meb_balls(G, r, q, m, mu, rel_tol):
     """Minimum ball enclosing m balls given by the Gram matrix of their centres.
 
-    Solves ``min_c max_i ||c - c_i|| + r_i`` for centres ``c_i`` known only through
+    Solves ``min_c max_i sqrt(||c - c_i||^2 + q_i) + r_i`` for centres ``c_i`` known only through
     ``G[i, j] = <c_i, c_j>`` (positive definite: in the augmented space of eq. 3 every ball and
     every point owns disjoint slack coordinates, so G >= diag(xi2_i / C) > 0). The optimal
     centre lies in the span of the c_i; it is returned as ``c = sum_i mu_i c_i``.
 
     Method: Cholesky ``G = L L^T`` gives coordinates ``a_i = L[i, :]`` in R^m; the second-order
-    cone program ``min t s.t. ||c - a_i|| <= t - r_i`` is solved by a primal log-barrier method
-    (barrier ``-log((t - r_i)^2 - ||c - a_i||^2)``, parameter 2 per cone) with damped Newton
+    cone program ``min t s.t. ||(c - a_i, sqrt(q_i))|| <= t - r_i`` is solved by a primal
+    log-barrier method (barrier ``-log((t - r_i)^2 - ||c - a_i||^2 - q_i)``, parameter 2 per
+    cone) with damped Newton
     steps. It stops when the barrier duality-gap bound ``2 m / tau`` is below
     ``rel_tol * t / 4``, so the returned radius exceeds the optimum by at most about
-    ``rel_tol`` relatively. The returned radius is recomputed as ``max_i ||c - a_i|| + r_i`` at
-    the returned centre, so the ball encloses every input ball exactly (up to rounding).
+    ``rel_tol`` relatively. The returned radius is recomputed at the returned centre, so the
+    ball encloses every input exactly (up to rounding).
+
+    ``q_i > 0`` makes input i a *lifted point*: a point at height ``sqrt(q_i)`` in a direction
+    the centre may not use (the centre constraint of weighted examples, module notes); balls
+    have ``q_i = 0``.
 
     Parameters
     ----------
@@ -135,6 +156,8 @@ def meb_balls(G, r, m, mu, rel_tol):
         Gram matrix of the centres.
     r : ndarray (>= m,) float64
         Radii (>= 0).
+    q : ndarray (>= m,) float64
+        Squared heights of lifted points (>= 0; 0 for balls and ordinary points).
     m : int
         Number of balls (points are balls of radius 0).
     mu : ndarray (>= m,) float64
@@ -155,7 +178,7 @@ def meb_balls(G, r, m, mu, rel_tol):
     """
     if m == 1:
         mu[0] = 1.0
-        return OK, r[0]
+        return OK, np.sqrt(q[0]) + r[0]
     A = np.zeros((m, m))
     if not _cholesky(G, m, A):
         return SOLVER_FAIL, 0.0
@@ -177,7 +200,7 @@ def meb_balls(G, r, m, mu, rel_tol):
         for k in range(m):
             u = z[k] - A[i, k]
             uu += u * u
-        v = np.sqrt(uu) + r[i]
+        v = np.sqrt(uu + q[i]) + r[i]
         if v > t0:
             t0 = v
     scale = t0 if t0 > 0.0 else 1.0
@@ -191,7 +214,7 @@ def meb_balls(G, r, m, mu, rel_tol):
     u = np.zeros(m)
     status = OK
     for outer in range(80):
-        fval = _barrier_value(A, r, m, z, tau)
+        fval = _barrier_value(A, r, q, m, z, tau)
         for it in range(200):
             for a in range(n):
                 g[a] = 0.0
@@ -205,7 +228,7 @@ def meb_balls(G, r, m, mu, rel_tol):
                 for k in range(m):
                     u[k] = z[k] - A[i, k]
                     uu += u[k] * u[k]
-                D = s * s - uu
+                D = s * s - uu - q[i]
                 iD = 1.0 / D
                 iD2 = iD * iD
                 for k in range(m):
@@ -234,7 +257,7 @@ def meb_balls(G, r, m, mu, rel_tol):
             for ls in range(80):
                 for a in range(n):
                     zt[a] = z[a] + step * dz[a]
-                fnew = _barrier_value(A, r, m, zt, tau)
+                fnew = _barrier_value(A, r, q, m, zt, tau)
                 if fnew <= fval - 0.25 * step * lam2:
                     ok = True
                     break
@@ -261,10 +284,49 @@ def meb_balls(G, r, m, mu, rel_tol):
         for k in range(m):
             d = z[k] - A[i, k]
             uu += d * d
-        v = np.sqrt(uu) + r[i]
+        v = np.sqrt(uu + q[i]) + r[i]
         if v > rad:
             rad = v
     return status, rad
+
+
+# ---------------------------------------------------------------------------- weighted points
+@njit(cache=True)
+def _lift(fst, s_i, inv_C):
+    """Squared height ``h^2`` of an example of weight ``s_i`` (module notes). Lowers the
+    weight floor first when ``s_i`` is the smallest weight so far; returns the amount
+    ``eps`` by which every squared radius must then grow (0 otherwise)."""
+    inv_s = 1.0 / s_i
+    eps = 0.0
+    if fst[_FST_FLOOR] == 0.0:          # not set yet (no example yet, or a state saved without it)
+        fst[_FST_FLOOR] = inv_s
+    elif inv_s > fst[_FST_FLOOR]:
+        eps = (inv_s - fst[_FST_FLOOR]) * inv_C
+        fst[_FST_FLOOR] = inv_s
+    return (fst[_FST_FLOOR] - inv_s) * inv_C, eps
+
+
+@njit(cache=True)
+def _lifted_step(D2, h2, R):
+    """Smallest ball enclosing the ball (c, R) and a point at squared distance ``D2`` from c in
+    the centre's subspace and squared height ``h2`` above it: returns ``(beta, R_new)``, the
+    centre moving to ``c + beta (p - c)``. The caller checks ``D2 + h2 >= R^2``; ``D2 > 0``
+    always holds in the augmented space (the point's own slack coordinate)."""
+    D = np.sqrt(D2)
+    if h2 == 0.0:                       # the paper's step (Algorithm 1, lines 6-8)
+        return 0.5 * (1.0 - R / D), R + 0.5 * (D - R)
+    if R + D <= 0.0:
+        return 0.0, np.sqrt(h2)
+    t = (D2 + h2 - R * R) / (2.0 * (R + D))
+    if t > D:
+        t = D
+    if t < 0.0:
+        t = 0.0
+    rest = D - t
+    R_new = np.sqrt(rest * rest + h2)
+    if R + t > R_new:
+        R_new = R + t
+    return (t / D if D > 0.0 else 0.0), R_new
 
 
 # ---------------------------------------------------------------------------- linear kernel
@@ -287,11 +349,13 @@ def _norm2_aug(x, b0):
 
 
 @njit(cache=True)
-def absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb, inv_C, b0, rel_tol, G, mu, r):
+def absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb, inv_C, b0, rel_tol, G, mu, r,
+                         q):
     """Replace the ball (w, R, xi2) by the minimum ball enclosing it and nb buffered points.
 
     Algorithm 2, lines 6-8 and 12-14. ``w``, ``fst`` and ``ist`` (M += nb, n_buf = 0,
-    n_solves += 1) are modified in place; ``G`` (L+1, L+1), ``mu`` and ``r`` (L+1,) are scratch.
+    n_solves += 1) are modified in place; ``G`` (L+1, L+1), ``mu``, ``r`` and ``q`` (L+1,) are
+    scratch.
     ``bufg[k] = y_k <w, x~_k>`` must hold for the current ball.
     """
     if nb == 0:
@@ -306,10 +370,12 @@ def absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb, inv_C, b
     # Gram of the augmented centres: [ball centre, p_1 .. p_nb]
     G[0, 0] = wn2 + xi2 * inv_C
     r[0] = R
+    q[0] = 0.0
     for j in range(nb):
         G[0, j + 1] = bufg[j]
         G[j + 1, 0] = bufg[j]
         r[j + 1] = 0.0
+        q[j + 1] = (fst[_FST_FLOOR] - 1.0 / bufs[j]) * inv_C
         for i in range(j + 1):
             if i == j:
                 G[j + 1, j + 1] = bufk[j] + inv_C / bufs[j]
@@ -320,7 +386,7 @@ def absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb, inv_C, b
                 s *= bufy[i] * bufy[j]
                 G[i + 1, j + 1] = s
                 G[j + 1, i + 1] = s
-    status, rad = meb_balls(G, r, m, mu, rel_tol)
+    status, rad = meb_balls(G, r, q, m, mu, rel_tol)
     if status != OK:
         return status
     mu0 = mu[0]
@@ -342,7 +408,8 @@ def absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb, inv_C, b
 
 
 @njit(cache=True)
-def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, bufk, rel_tol, G, mu, r):
+def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, bufk, rel_tol, G, mu, r,
+                  q):
     """One pass of StreamSVM (Algorithm 1 if L == 1, Algorithm 2 otherwise), linear kernel.
 
     Parameters
@@ -359,15 +426,15 @@ def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, b
         Lookahead (1: closed-form update of Algorithm 1).
     w : ndarray (d+1,) float64
         Centre (weight vector, last entry the bias component). Modified in place.
-    fst : ndarray (2,) float64
-        [R, xi2]. Modified in place.
+    fst : ndarray (4,) float64
+        [R, xi2, (unused), 1/s_min]. Modified in place.
     ist : ndarray (6,) int64
         Counters, see module docstring. Modified in place.
     bufX, bufy, bufs, bufg, bufk : ndarrays (L, d), (L,) x4 float64
         Lookahead buffer. Modified in place.
     rel_tol : float
         Relative accuracy of the enclosing solver.
-    G, mu, r : ndarrays (L+1, L+1), (L+1,), (L+1,) float64
+    G, mu, r, q : ndarrays (L+1, L+1), (L+1,) x3 float64
         Solver scratch. Modified in place.
 
     Returns
@@ -378,7 +445,8 @@ def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, b
     -----
     Algorithm 1 (eq. 4-7): ``d = sqrt(||w - y x||^2 + (xi2 + 1/s)/C)``; if ``d >= R``:
     ``beta = (1 - R/d)/2``, ``w += beta (y x - w)``, ``R += (d - R)/2``,
-    ``xi2 = xi2 (1 - beta)^2 + beta^2 / s``, ``M += 1``.
+    ``xi2 = xi2 (1 - beta)^2 + beta^2 / s``, ``M += 1``. With unequal weights the point is
+    lifted (module notes): the test uses ``sqrt(d^2 + h^2)`` and the step ``_lifted_step``.
     Algorithm 2: points with ``d >= R`` go to the buffer; when it holds L points the ball is
     replaced by the minimum ball enclosing the ball and the buffer (``meb_balls``).
     """
@@ -397,10 +465,14 @@ def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, b
             w[d] = yi * b0
             fst[0] = 0.0
             fst[1] = 1.0 / s_i
+            fst[_FST_FLOOR] = 1.0 / s_i
             ist[_IST_M] = 1
             ist[_IST_NSEEN] = 1
             continue
         ist[_IST_NSEEN] += 1
+        h2, eps = _lift(fst, s_i, inv_C)
+        if eps > 0.0:
+            fst[0] = np.sqrt(fst[0] * fst[0] + eps)
         R = fst[0]
         xi2 = fst[1]
         # line 5
@@ -410,14 +482,13 @@ def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, b
             dd += t * t
         t = w[d] - yi * b0
         dd += t * t
-        dist = np.sqrt(dd + (xi2 + 1.0 / s_i) * inv_C)
-        if dist >= R:
+        D2 = dd + (xi2 + 1.0 / s_i) * inv_C
+        if np.sqrt(D2 + h2) >= R:
             if L == 1:
-                beta = 0.5 * (1.0 - R / dist)
+                beta, fst[0] = _lifted_step(D2, h2, R)
                 for k in range(d):
                     w[k] += beta * (yi * x[k] - w[k])
                 w[d] += beta * (yi * b0 - w[d])
-                fst[0] = R + 0.5 * (dist - R)
                 omb = 1.0 - beta
                 fst[1] = xi2 * omb * omb + beta * beta / s_i
                 ist[_IST_M] += 1
@@ -432,7 +503,7 @@ def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, b
                 ist[_IST_NBUF] = nb + 1
                 if nb + 1 == L:
                     st = absorb_buffer_linear(w, fst, ist, bufX, bufy, bufs, bufg, bufk, nb + 1,
-                                              inv_C, b0, rel_tol, G, mu, r)
+                                              inv_C, b0, rel_tol, G, mu, r, q)
                     if st != OK:
                         ist[_IST_FAILROW] = i
                         return st
@@ -451,47 +522,68 @@ def _ball_dist(Wb, xib, i, j, inv_C):
 
 
 @njit(cache=True)
-def _merge_two(Wb, Rb, xib, i, j, D):
-    """Minimum ball enclosing balls i and j, written to slot i. Modified in place."""
-    ri = Rb[i]
-    rj = Rb[j]
-    if D + rj <= ri:
-        return
-    if D + ri <= rj:
-        for k in range(Wb.shape[1]):
-            Wb[i, k] = Wb[j, k]
-        Rb[i] = rj
-        xib[i] = xib[j]
-        return
-    Rn = 0.5 * (D + ri + rj)
-    lam = (Rn - ri) / D
+def _merge_items(ra, qa, rb, qb, D):
+    """Smallest ball enclosing items a and b whose centres are D apart: returns ``(lam, R)``,
+    the new centre at ``(1 - lam) c_a + lam c_b``. An item is a ball (radius r, q = 0) or a
+    lifted point (r = 0, squared height q > 0); either may contain the other."""
+    if qa == 0.0 and qb == 0.0:
+        if D + rb <= ra:
+            return 0.0, ra
+        if D + ra <= rb:
+            return 1.0, rb
+        Rn = 0.5 * (D + ra + rb)
+        return (Rn - ra) / D, Rn
+    if qa == 0.0:
+        return _lifted_step(D * D, qb, ra)
+    if qb == 0.0:
+        beta, Rn = _lifted_step(D * D, qa, rb)
+        return 1.0 - beta, Rn
+    t = (D * D + qb - qa) / (2.0 * D)     # two lifted points: equal distances
+    if t < 0.0:
+        t = 0.0
+    if t > D:
+        t = D
+    Rn = np.sqrt(t * t + qa)
+    rest = D - t
+    v = np.sqrt(rest * rest + qb)
+    if v > Rn:
+        Rn = v
+    return t / D, Rn
+
+
+@njit(cache=True)
+def _merge_into(Wb, Rb, Qb, xib, i, j, D):
+    """Replace item i by the smallest ball enclosing items i and j (``_merge_items``)."""
+    lam, Rn = _merge_items(Rb[i], Qb[i], Rb[j], Qb[j], D)
     for k in range(Wb.shape[1]):
         Wb[i, k] = (1.0 - lam) * Wb[i, k] + lam * Wb[j, k]
     xib[i] = (1.0 - lam) * (1.0 - lam) * xib[i] + lam * lam * xib[j]
     Rb[i] = Rn
+    Qb[i] = 0.0
 
 
 @njit(cache=True)
-def _merged_radius(ri, rj, D):
-    v = 0.5 * (D + ri + rj)
-    if ri > v:
-        v = ri
-    if rj > v:
-        v = rj
-    return v
+def _copy_item(Wb, Rb, Qb, xib, src, dst):
+    for k in range(Wb.shape[1]):
+        Wb[dst, k] = Wb[src, k]
+    Rb[dst] = Rb[src]
+    Qb[dst] = Qb[src]
+    xib[dst] = xib[src]
 
 
 @njit(cache=True)
-def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, xib, Dm, ist, dnew):
+def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, Qb, xib, Dm, fst, ist, dnew):
     """One pass of the multiple-balls StreamSVM (Sec. 4.3), linear kernel.
 
-    Keeps up to K balls (rows of ``Wb`` (K+1, d+1), radii ``Rb``, ``xib`` (K+1,); row K is
-    scratch for the incoming point). A point inside some ball (d < R) is discarded. Otherwise,
-    while fewer than K balls exist it opens a new ball; else the K+1 balls (the K balls and the
-    point as a ball of radius 0) are reduced to K by merging the pair whose enclosing ball is
-    smallest (greedy policy; merging the point into ball i is the Algorithm 1 update of ball i).
-    ``Dm`` (K+1, K+1) caches centre distances. All arrays and ``ist`` (ist[1] = number of live
-    balls) are modified in place; ``dnew`` (K,) is scratch.
+    Keeps up to K items (rows of ``Wb`` (K+1, d+1), radii ``Rb``, squared heights ``Qb`` and
+    ``xib`` (K+1,); row K is scratch for the incoming point). An item is a ball or, with
+    unequal weights, a single lifted point (module notes; ``_merge_items``). A point inside
+    some ball is discarded. Otherwise, while fewer than K items exist it becomes a new item;
+    else the K+1 items (the K and the point) are reduced to K by merging the pair whose
+    enclosing ball is smallest (greedy policy; merging the point into ball i is the Algorithm 1
+    update of ball i). ``Dm`` (K+1, K+1) caches centre distances (in the centre subspace). All
+    arrays, ``fst`` (``fst[3]``: weight floor) and ``ist`` (ist[1] = number of live items) are
+    modified in place; ``dnew`` (K,) is scratch.
     """
     n = X.shape[0]
     d = X.shape[1]
@@ -503,6 +595,13 @@ def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, xib, Dm, ist, dnew):
         yi = y[i]
         ist[_IST_NSEEN] += 1
         nb = ist[_IST_NBUF]
+        h2, eps = _lift(fst, s_i, inv_C)
+        if eps > 0.0:                    # every lifted point rises; balls grow to match
+            for b in range(nb):
+                if Rb[b] == 0.0:
+                    Qb[b] += eps
+                else:
+                    Rb[b] = np.sqrt(Rb[b] * Rb[b] + eps)
         enclosed = False
         for b in range(nb):
             dd = 0.0
@@ -511,59 +610,54 @@ def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, xib, Dm, ist, dnew):
                 dd += t * t
             t = Wb[b, d] - yi * b0
             dd += t * t
-            dist = np.sqrt(dd + (xib[b] + 1.0 / s_i) * inv_C)
-            dnew[b] = dist
-            if dist < Rb[b]:
+            D2 = dd + (xib[b] + 1.0 / s_i) * inv_C
+            dnew[b] = np.sqrt(D2)
+            if np.sqrt(D2 + h2) < Rb[b]:
                 enclosed = True
                 break
         if enclosed:
             continue
         ist[_IST_M] += 1
-        # the point as ball K (scratch row)
+        # the point as item K (scratch row)
         for k in range(d):
             Wb[K, k] = yi * x[k]
         Wb[K, d] = yi * b0
         Rb[K] = 0.0
+        Qb[K] = h2
         xib[K] = 1.0 / s_i
         if nb < K:
             slot = nb
-            for k in range(d + 1):
-                Wb[slot, k] = Wb[K, k]
-            Rb[slot] = 0.0
-            xib[slot] = xib[K]
+            _copy_item(Wb, Rb, Qb, xib, K, slot)
             ist[_IST_NBUF] = nb + 1
             for b in range(nb):
                 Dm[slot, b] = dnew[b]
                 Dm[b, slot] = dnew[b]
             Dm[slot, slot] = 0.0
             continue
-        # choose the cheapest merge among K+1 balls
+        # choose the cheapest merge among K+1 items
         best = np.inf
         bi = -1
         bj = -1
         for a in range(K):
-            v = _merged_radius(Rb[a], 0.0, dnew[a])
+            v = _merge_items(Rb[a], Qb[a], 0.0, h2, dnew[a])[1]
             if v < best:
                 best = v
                 bi = a
                 bj = K
         for a in range(K):
             for b in range(a):
-                v = _merged_radius(Rb[a], Rb[b], Dm[a, b])
+                v = _merge_items(Rb[a], Qb[a], Rb[b], Qb[b], Dm[a, b])[1]
                 if v < best:
                     best = v
                     bi = a
                     bj = b
         if bj == K:
-            _merge_two(Wb, Rb, xib, bi, K, dnew[bi])
+            _merge_into(Wb, Rb, Qb, xib, bi, K, dnew[bi])
             changed0 = bi
             changed1 = -1
         else:
-            _merge_two(Wb, Rb, xib, bi, bj, Dm[bi, bj])
-            for k in range(d + 1):
-                Wb[bj, k] = Wb[K, k]
-            Rb[bj] = 0.0
-            xib[bj] = xib[K]
+            _merge_into(Wb, Rb, Qb, xib, bi, bj, Dm[bi, bj])
+            _copy_item(Wb, Rb, Qb, xib, K, bj)
             changed0 = bi
             changed1 = bj
         for b in range(K):
@@ -581,16 +675,18 @@ def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, xib, Dm, ist, dnew):
 
 
 @njit(cache=True)
-def merge_balls_linear(Wb, Rb, xib, nb, inv_C, rel_tol, w, fst):
-    """Minimum ball enclosing the nb live balls (end of stream, Sec. 4.3).
+def merge_balls_linear(Wb, Rb, Qb, xib, nb, inv_C, rel_tol, w, fst):
+    """Minimum ball enclosing the nb live items (end of stream, Sec. 4.3).
 
     Writes the centre to ``w`` (d+1,) and ``fst = [R, xi2]`` (modified in place). Returns status.
     """
     G = np.zeros((nb, nb))
     r = np.zeros(nb)
+    q = np.zeros(nb)
     mu = np.zeros(nb)
     for i in range(nb):
         r[i] = Rb[i]
+        q[i] = Qb[i]
         for j in range(i + 1):
             s = 0.0
             for k in range(Wb.shape[1]):
@@ -599,7 +695,7 @@ def merge_balls_linear(Wb, Rb, xib, nb, inv_C, rel_tol, w, fst):
                 s += xib[i] * inv_C
             G[i, j] = s
             G[j, i] = s
-    status, rad = meb_balls(G, r, nb, mu, rel_tol)
+    status, rad = meb_balls(G, r, q, nb, mu, rel_tol)
     if status != OK:
         return status
     for k in range(Wb.shape[1]):
@@ -623,7 +719,7 @@ def _kaug(code, kpar, b0, x, z):
 
 @njit(cache=True)
 def absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy, bufs, bufg, bufk,
-                         nb, inv_C, rel_tol, G, mu, r):
+                         nb, inv_C, rel_tol, G, mu, r, q):
     """Kernel version of ``absorb_buffer_linear`` (Algorithm 2 with Sec. 4.2's coefficients).
 
     Appends the nb buffered points as core vectors (caller checks capacity); ``SV``, ``alpha``,
@@ -637,10 +733,12 @@ def absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy, 
     wn2 = fst[2]
     G[0, 0] = wn2 + xi2 * inv_C
     r[0] = R
+    q[0] = 0.0
     for j in range(nb):
         G[0, j + 1] = bufg[j]
         G[j + 1, 0] = bufg[j]
         r[j + 1] = 0.0
+        q[j + 1] = (fst[_FST_FLOOR] - 1.0 / bufs[j]) * inv_C
         for i in range(j + 1):
             if i == j:
                 G[j + 1, j + 1] = bufk[j] + inv_C / bufs[j]
@@ -648,7 +746,7 @@ def absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy, 
                 s = bufy[i] * bufy[j] * _kaug(code, kpar, b0, bufX[i], bufX[j])
                 G[i + 1, j + 1] = s
                 G[j + 1, i + 1] = s
-    status, rad = meb_balls(G, r, m, mu, rel_tol)
+    status, rad = meb_balls(G, r, q, m, mu, rel_tol)
     if status != OK:
         return status
     M = ist[_IST_M]
@@ -678,13 +776,14 @@ def absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy, 
 
 @njit(cache=True)
 def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, sv_s, fst, ist,
-                  bufX, bufy, bufs, bufg, bufk, rel_tol, G, mu, r):
+                  bufX, bufy, bufs, bufg, bufk, rel_tol, G, mu, r, q):
     """One pass of kernelized StreamSVM (Sec. 4.2; Algorithm 1 if L == 1, else Algorithm 2).
 
     Distance (Sec. 4.2, with the slack scaling of the module notes):
     ``d^2 = sum_nm alpha_n alpha_m k~_nm + k~(x, x) - 2 y sum_m alpha_m k~(x_m, x)
     + (xi2 + 1/s)/C``; update ``alpha_{1:M} *= 1 - beta``, ``alpha_{M+1} = beta y`` with
-    ``beta = (1 - R/d)/2``; ``||w||^2`` is carried along in ``fst[2]``.
+    ``beta = (1 - R/d)/2`` (``_lifted_step`` for unequal weights, module notes); ``||w||^2`` is
+    carried along in ``fst[2]``.
 
     Core vectors live in ``SV`` (capacity, d) and ``alpha``/``sv_s`` (capacity,), all modified in
     place, as are ``fst``, ``ist`` and the buffer arrays. When an update needs more rows than the
@@ -716,10 +815,14 @@ def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, 
             fst[0] = 0.0
             fst[1] = 1.0 / s_i
             fst[2] = kxx
+            fst[_FST_FLOOR] = 1.0 / s_i
             ist[_IST_M] = 1
             ist[_IST_NSEEN] = 1
             continue
         ist[_IST_NSEEN] += 1
+        h2, eps = _lift(fst, s_i, inv_C)
+        if eps > 0.0:
+            fst[0] = np.sqrt(fst[0] * fst[0] + eps)
         R = fst[0]
         xi2 = fst[1]
         wn2 = fst[2]
@@ -731,8 +834,7 @@ def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, 
         dd = wn2 + kxx - 2.0 * yi * f + (xi2 + 1.0 / s_i) * inv_C
         if dd < 0.0:
             dd = 0.0
-        dist = np.sqrt(dd)
-        if dist < R:
+        if np.sqrt(dd + h2) < R:
             continue
         if L == 1:
             if M + 1 > cap:
@@ -741,7 +843,7 @@ def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, 
                     return FULL
                 ist[_IST_NSKIPPED] += 1
                 continue
-            beta = 0.5 * (1.0 - R / dist)
+            beta, R_new = _lifted_step(dd, h2, R)
             omb = 1.0 - beta
             for a in range(M):
                 alpha[a] *= omb
@@ -751,7 +853,7 @@ def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, 
             sv_s[M] = s_i
             fst[2] = omb * omb * wn2 + 2.0 * omb * beta * yi * f + beta * beta * kxx
             fst[1] = xi2 * omb * omb + beta * beta / s_i
-            fst[0] = R + 0.5 * (dist - R)
+            fst[0] = R_new
             ist[_IST_M] = M + 1
         else:
             nb = ist[_IST_NBUF]
@@ -771,7 +873,7 @@ def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, 
                     ist[_IST_NBUF] = 0
                     continue
                 st = absorb_buffer_kernel(code, kpar, b0, SV, alpha, sv_s, fst, ist, bufX, bufy,
-                                          bufs, bufg, bufk, L, inv_C, rel_tol, G, mu, r)
+                                          bufs, bufg, bufk, L, inv_C, rel_tol, G, mu, r, q)
                 if st != OK:
                     ist[_IST_FAILROW] = i
                     return st

@@ -5,7 +5,7 @@ Everything here works with the augmented points written out in full,
 geometry is checked without the bookkeeping shortcuts of the compiled code.
 """
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import brentq, minimize
 
 
 def augmented_points(X, y_pm, C, sample_weight=None, b0=0.0):
@@ -21,18 +21,33 @@ def augmented_points(X, y_pm, C, sample_weight=None, b0=0.0):
     return P
 
 
-def exact_meb(P, tol=1e-12):
+def lift_heights(C, sample_weight):
+    """Squared heights ``h_n^2 = (1/s_min - 1/s_n)/C`` of the lifted points (weighted examples,
+    see fastbudget/kernels/meb.py), ``s_min`` the smallest positive weight; 0 for weight 0."""
+    s = np.asarray(sample_weight, dtype=float)
+    pos = s > 0
+    h2 = np.zeros(s.shape)
+    h2[pos] = (1.0 / s[pos].min() - 1.0 / s[pos]) / C
+    return h2
+
+
+def exact_meb(P, tol=1e-12, h2=None):
     """Exact minimum enclosing ball of the rows of P through its dual QP.
 
     Dual: ``max_mu  mu . diag(G) - mu^T G mu`` over the simplex, ``G = P P^T``; the centre is
     ``mu P``. Solved by SLSQP from the uniform start, then certified: the primal radius
     (largest distance from the centre) and the square root of the dual value bracket the
     optimum. Returns ``(centre, radius_upper, radius_lower)``.
+
+    With ``h2`` the rows are lifted points (row n at squared height ``h2[n]`` along its own
+    direction, which the centre may not use): distances become ``sqrt(||c - p_n||^2 + h2[n]``)
+    and the dual's linear term ``mu . (diag(G) + h2)``.
     """
     P = np.asarray(P, dtype=float)
     n = P.shape[0]
+    h2 = np.zeros(n) if h2 is None else np.asarray(h2, dtype=float)
     G = P @ P.T
-    dg = np.diag(G).copy()
+    dg = np.diag(G) + h2
 
     def neg_dual(mu):
         return -(mu @ dg - mu @ G @ mu)
@@ -48,33 +63,51 @@ def exact_meb(P, tol=1e-12):
     mu = np.clip(res.x, 0.0, None)
     mu /= mu.sum()
     c = mu @ P
-    upper = np.sqrt(((P - c) ** 2).sum(axis=1).max())
+    upper = np.sqrt((((P - c) ** 2).sum(axis=1) + h2).max())
     lower = np.sqrt(max(-neg_dual(mu), 0.0))
     return c, upper, lower
 
 
-def exact_meb_of_balls(centres, radii):
+def exact_meb_of_balls(centres, radii, heights2=None):
     """Minimum ball enclosing balls (rows of ``centres``, ``radii``) by SLSQP on the SOCP
-    ``min t  s.t.  ||c - c_i|| + r_i <= t``. Returns ``(centre, radius)``, radius recomputed
-    as ``max_i ||c - c_i|| + r_i`` at the returned centre."""
+    ``min t  s.t.  sqrt(||c - c_i||^2 + q_i) + r_i <= t`` (``q = heights2``: lifted points,
+    0 by default). Returns ``(centre, radius)``, radius recomputed at the returned centre."""
     A = np.asarray(centres, dtype=float)
     r = np.asarray(radii, dtype=float)
+    q = np.zeros(len(r)) if heights2 is None else np.asarray(heights2, dtype=float)
     m, k = A.shape
 
-    def cons(z, i):
-        return z[-1] - r[i] - np.linalg.norm(z[:-1] - A[i])
+    def far(c):
+        return np.sqrt(((A - c) ** 2).sum(axis=1) + q) + r
 
-    z0 = np.r_[A.mean(axis=0), (np.linalg.norm(A - A.mean(axis=0), axis=1) + r).max() + 1.0]
+    def cons(z, i):
+        return z[-1] - far(z[:-1])[i]
+
+    z0 = np.r_[A.mean(axis=0), far(A.mean(axis=0)).max() + 1.0]
     res = minimize(lambda z: z[-1], z0, method="SLSQP",
                    constraints=[{"type": "ineq", "fun": cons, "args": (i,)} for i in range(m)],
                    options={"ftol": 1e-13, "maxiter": 3000})
     c = res.x[:-1]
-    return c, float((np.linalg.norm(A - c, axis=1) + r).max())
+    return c, float(far(c).max())
+
+
+def _enclose_lifted(R, D, h2):
+    """Smallest ball with centre on the segment towards a lifted point (subspace distance D,
+    squared height h2) enclosing the ball of radius R and the point, found numerically (no
+    closed form): the radius ``max(R + t, sqrt((D - t)^2 + h2))`` is smallest where its rising
+    and falling parts cross (a root by Brent's method), or at ``t = D`` when they do not.
+    Returns ``(t, R_new)``: how far the centre moves."""
+    def gap(t):
+        return R + t - np.sqrt((D - t) ** 2 + h2)
+    t = D if gap(D) <= 0.0 else brentq(gap, 0.0, D, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    return t, max(R + t, np.sqrt((D - t) ** 2 + h2))
 
 
 def streamsvm_alg1_reference(X, y_pm, C, sample_weight=None, b0=0.0):
     """Algorithm 1 with the centre kept explicitly in the augmented space (eq. 4-6).
 
+    Unequal weights: each point is lifted against the smallest weight seen so far (all radii
+    grow when it falls) and the step is found numerically (``_enclose_lifted``).
     Returns ``(centre, R, M, P)``: the full centre vector (d + 1 + n,), the radius, the
     number of updates and the augmented points.
     """
@@ -84,62 +117,96 @@ def streamsvm_alg1_reference(X, y_pm, C, sample_weight=None, b0=0.0):
     c = None
     R = 0.0
     M = 0
+    inv_floor = 0.0
     for i in range(n):
         if s[i] <= 0:
             continue
         if c is None:
             c = P[i].copy()
+            inv_floor = 1.0 / s[i]
             M = 1
             continue
+        if 1.0 / s[i] > inv_floor:
+            R = np.sqrt(R * R + (1.0 / s[i] - inv_floor) / C)
+            inv_floor = 1.0 / s[i]
+        h2 = (inv_floor - 1.0 / s[i]) / C
         dist = np.linalg.norm(P[i] - c)
-        if dist >= R:
-            delta = 0.5 * (dist - R)                  # eq. 4, 5
-            c = c + delta / dist * (P[i] - c)         # eq. 6
-            R = R + delta
+        if np.sqrt(dist ** 2 + h2) >= R:
+            if h2 == 0.0:
+                delta = 0.5 * (dist - R)                  # eq. 4, 5
+                c = c + delta / dist * (P[i] - c)         # eq. 6
+                R = R + delta
+            else:
+                t, R = _enclose_lifted(R, dist, h2)
+                c = c + t / dist * (P[i] - c)
             M += 1
     return c, R, M, P
 
 
+def _enclose_items(a, b):
+    """Smallest ball, centre on the segment between them, enclosing items ``a`` and ``b``
+    (``(centre, radius, squared height)``; a lifted point is at that height above its centre,
+    along a direction the centre may not use). Found numerically: the distance to ``a`` rises
+    and the distance to ``b`` falls along the segment, so the best centre is where they cross
+    (Brent's method), or an end of the segment. Returns a ball ``(centre, radius, 0.0)``."""
+    (ca, ra, qa), (cb, rb, qb) = a, b
+    D = np.linalg.norm(cb - ca)
+
+    def gap(t):
+        return np.sqrt(t * t + qa) + ra - np.sqrt((D - t) ** 2 + qb) - rb
+
+    if gap(0.0) >= 0.0:
+        t = 0.0
+    elif gap(D) <= 0.0:
+        t = D
+    else:
+        t = brentq(gap, 0.0, D, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    R = max(np.sqrt(t * t + qa) + ra, np.sqrt((D - t) ** 2 + qb) + rb)
+    return ca + t / D * (cb - ca), R, 0.0
+
+
 def multiball_reference(X, y_pm, C, K, sample_weight=None, b0=0.0):
     """Sec. 4.3 with explicit augmented centres and the same greedy merge policy as the
-    compiled code (merge the pair of the K+1 balls whose enclosing ball is smallest), then the
-    exact final merge (``exact_meb_of_balls``). Returns ``(balls, final_centre, final_R, P)``
-    where ``balls`` is a list of (centre, radius)."""
+    compiled code (merge the pair of the K+1 items whose enclosing ball is smallest), then the
+    exact final merge (``exact_meb_of_balls``). Returns ``(items, final_centre, final_R, P)``
+    where ``items`` is a list of (centre, radius, squared height).
+
+    Unequal weights: a point is lifted (height against the smallest weight so far; when that
+    falls every lifted point rises and every ball grows by the same squared amount); a point
+    that is not enclosed becomes an item of radius 0 at its height, and merges go through
+    ``_enclose_items``."""
     P = augmented_points(X, y_pm, C, sample_weight, b0)
     n = P.shape[0]
     s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    balls = []
-
-    def merge(a, b):
-        (ca, ra), (cb, rb) = a, b
-        D = np.linalg.norm(ca - cb)
-        if D + rb <= ra:
-            return a
-        if D + ra <= rb:
-            return b
-        Rn = 0.5 * (D + ra + rb)
-        return ca + (Rn - ra) / D * (cb - ca), Rn
-
+    items = []
+    inv_floor = 0.0
     for i in range(n):
         if s[i] <= 0:
             continue
-        if any(np.linalg.norm(P[i] - c) < r for c, r in balls):
+        if inv_floor == 0.0:
+            inv_floor = 1.0 / s[i]
+        elif 1.0 / s[i] > inv_floor:
+            eps = (1.0 / s[i] - inv_floor) / C
+            items = [(c, r, q + eps) if r == 0.0 else (c, np.sqrt(r * r + eps), q)
+                     for c, r, q in items]
+            inv_floor = 1.0 / s[i]
+        h2 = (inv_floor - 1.0 / s[i]) / C
+        if any(np.sqrt(np.sum((P[i] - c) ** 2) + h2) < r for c, r, _ in items):
             continue
-        new = (P[i].copy(), 0.0)
-        if len(balls) < K:
-            balls.append(new)
+        new = (P[i].copy(), 0.0, h2)
+        if len(items) < K:
+            items.append(new)
             continue
-        cand = balls + [new]
+        cand = items + [new]
         best = None
         for a in range(len(cand)):
             for b in range(a):
-                D = np.linalg.norm(cand[a][0] - cand[b][0])
-                v = max(0.5 * (D + cand[a][1] + cand[b][1]), cand[a][1], cand[b][1])
+                v = _enclose_items(cand[a], cand[b])[1]
                 if best is None or v < best[0]:
                     best = (v, a, b)
         _, a, b = best
-        merged = merge(cand[a], cand[b])
-        rest = [cand[j] for j in range(len(cand)) if j not in (a, b)]
-        balls = rest + [merged]
-    c, R = exact_meb_of_balls(np.array([bc for bc, _ in balls]), np.array([br for _, br in balls]))
-    return balls, c, R, P
+        merged = _enclose_items(cand[a], cand[b])
+        items = [cand[j] for j in range(len(cand)) if j not in (a, b)] + [merged]
+    final = exact_meb_of_balls(np.array([c for c, _, _ in items]), np.array([r for _, r, _ in items]),
+                               np.array([q for _, _, q in items]))
+    return items, final[0], final[1], P
