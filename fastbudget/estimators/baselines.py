@@ -648,10 +648,13 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     of everything seen; the model is the exact soft-margin SVM on that sample
     (``min 1/2 ||w||^2 + C sum_i xi_i``), kept by the exact incremental / decremental
     engine (:class:`fastbudget.engine.IncrementalEngine`, Cauwenberghs & Poggio 2000).
-    Refitting is lazy: learning only updates the reservoir (one compiled call per chunk);
-    the first prediction after the sample changed unlearns the replaced examples and
-    learns their replacements exactly. Paper 000 (Sec. 5.2) trains IDSVM on a random
-    sample of size B = 100 with C = 100 (C = 1 on Adult).
+    Each ``partial_fit`` (or ``learn_one``) first updates the reservoir in one compiled
+    call, then unlearns the examples of the slots that call replaced and learns their
+    replacements exactly, once per slot however often the chunk replaced it. Prediction
+    only reads the model (it works on read-only state arrays). Over a stream of N examples
+    about ``B ln(N / B)`` examples are replaced in all, so the exact updates cost little
+    however the stream is cut. Paper 000 (Sec. 5.2) trains IDSVM on a random sample of
+    size B = 100 with C = 100 (C = 1 on Adult).
 
     Parameters
     ----------
@@ -756,6 +759,9 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
             bitgen = getattr(np.random, rng_state["bit_generator"])
         self._rng = np.random.Generator(bitgen())
         self._rng.bit_generator.state = rng_state
+        # a model saved by an earlier version, whose updates left the exact SVM to the
+        # next prediction, may hold replaced slots not yet learned
+        self._sync()
         return self
 
     def _fit_chunk(self, X, y, sw):
@@ -763,10 +769,15 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         u = self._rng.random(X.shape[0])
         _kb.reservoir_update(X, y, u, self._RX, self._Ry, self._dirty, self._istate,
                              int(self.budget))
+        # (inside partial_fit's transaction: a numerical failure here leaves the model,
+        # reservoir included, as it was before the call)
+        self._sync()
 
     def _sync(self):
         """Bring the exact SVM up to date with the reservoir (unlearn replaced examples,
-        learn their replacements); a no-op when the sample did not change."""
+        learn their replacements); a no-op when the sample did not change. Modifies the
+        engine, ``_eslot`` and ``_dirty`` in place; called by every update, never by
+        prediction."""
         changed = np.flatnonzero(self._dirty)
         if changed.size == 0:
             return
@@ -782,18 +793,10 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._dirty[changed] = 0
 
     def _decision(self, X):
-        snap = (self._engine.snapshot(), self._eslot.copy(), self._dirty.copy())
-        try:
-            self._sync()
-        except BaseException:
-            self._engine.restore(snap[0])
-            self._eslot[:], self._dirty[:] = snap[1], snap[2]
-            raise
         return self._engine.decision_function(X)
 
     def _live_coef(self):
         self._check_fitted()
-        self._decision(np.zeros((0, self.n_features_in_)))
         st = self._engine.st
         live = self._engine.live()
         coef = self._engine.alpha[live] * st.y[live]
