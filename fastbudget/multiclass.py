@@ -154,6 +154,13 @@ class OneVsRestClassifier(BudgetClassifier):
             est.partial_fit(X, np.where(y_idx == k, 1, -1), classes=pm,
                             sample_weight=sample_weight)
 
+    def memory_bytes(self):
+        """Bytes of the model state: the sum of the binary learners' ``memory_bytes()``
+        (one learner for two classes, K for K > 2 classes, each with
+        ``budget_per_estimator_``)."""
+        self._check_fitted()
+        return sum(int(est.memory_bytes()) for est in self.estimators_)
+
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
         """Decision values: shape (n_samples,) for two classes (positive means

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from _helpers import live_arrays
+
 from fastbudget.estimators.baselines import (
     BSGDClassifier,
     RandomBudgetClassifier,
@@ -277,6 +279,22 @@ def test_state_round_trip_and_pickle_continue_bit_identically(rng, make):
     assert np.array_equal(fa, b.decision_function(X))
     assert np.array_equal(fa, c.decision_function(X))
     assert set(a.predict(X)) <= {"no", "yes"}
+
+
+@pytest.mark.parametrize("make", ALL)
+def test_memory_bytes_is_the_size_of_the_state_arrays(rng, make):
+    """memory_bytes() is the bytes of the arrays the learner holds, for every variant
+    (primal / kernel, Pegasos blocks, BSGD projection), and stays so as the stream goes on."""
+    X, y = _xor(600, rng)
+    clf = make().partial_fit(X[:40], y[:40])
+    first = clf.memory_bytes()
+    assert first == sum(a.nbytes for a in live_arrays(clf))
+    clf.partial_fit(X[40:], y[40:])
+    assert clf.memory_bytes() == sum(a.nbytes for a in live_arrays(clf))
+    if isinstance(clf, PerceptronClassifier) and clf.budget is None and clf.kernel != "linear":
+        assert clf.memory_bytes() > first         # unbounded: the store has grown
+    else:
+        assert clf.memory_bytes() == first        # fixed by the parameters and d
 
 
 @pytest.mark.parametrize("make", ALL)

@@ -74,6 +74,14 @@ def test_nested_estimator_params_survive_save(tmp_path):
     assert back.total_budget == 31 and back.budget_per_estimator_ == 10
 
 
+def test_memory_bytes_is_the_sum_over_the_learners():
+    X, y = stream(7, n=90, n_classes=3)
+    ovr = OneVsRestClassifier(DummyBudgetPerceptron(budget=99), total_budget=30).fit(X, y)
+    assert ovr.memory_bytes() == sum(e.memory_bytes() for e in ovr.estimators_)
+    one = DummyBudgetPerceptron(budget=10).fit(X, np.where(y == 0, 1, -1))
+    assert ovr.memory_bytes() == 3 * one.memory_bytes()
+
+
 def _pendigits(shared_data):
     a = np.loadtxt(shared_data / "pendigits" / "pendigits.tra", delimiter=",")
     b = np.loadtxt(shared_data / "pendigits" / "pendigits.tes", delimiter=",")

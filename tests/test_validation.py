@@ -484,3 +484,17 @@ def test_prediction_leaves_state_as_is_and_works_on_read_only_state(id_, factory
         assert_same_state(model_state(est), before)
         assert np.array_equal(f, ref.decision_function(X))
         assert np.array_equal(pred, ref.predict(X)) and acc == ref.score(X, y)
+
+
+# ---------------------------------------------------------------------- memory
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_memory_bytes_is_the_size_of_the_state_arrays(id_, factory):
+    """Every learner has memory_bytes(), the bytes of the arrays it holds (not classes_ or
+    the rollback buffer), after fit and as the stream goes on; the command line prints it."""
+    from fastbudget.cli import _memory
+
+    est, X, y = _fitted(factory)
+    assert est.memory_bytes() == sum(a.nbytes for a in live_arrays(est))
+    est.partial_fit(*_data(est, seed=3, n=100))
+    assert est.memory_bytes() == sum(a.nbytes for a in live_arrays(est))
+    assert _memory(est) == f"{est.memory_bytes() / 1024:,.1f} KiB"

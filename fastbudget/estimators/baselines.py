@@ -16,6 +16,7 @@ from ..base import BudgetClassifier
 from ..engine import IncrementalEngine
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
+from ..kernels.adiabatic import engine_nbytes
 from ..kernels.kernel import KERNEL_CODES, decision_values
 
 __all__ = [
@@ -305,6 +306,22 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._check_fitted()
         return int(self._istate[1] if self._primal else self._istate[3])
 
+    def memory_bytes(self):
+        """Bytes of the model state.
+
+        A closed form of ``budget`` B and ``n_features`` d: ``8 (B d + 2 B + 7)`` for a
+        kernel model, ``8 (d + 3)`` for the primal one (``kernel='linear'``,
+        ``budget=None``). A kernel model with ``budget=None`` has no bound: its store of
+        support vectors doubles whenever it is full, so the value is that of its current
+        capacity (64 at the start) in place of B, and grows with the stream.
+        """
+        self._check_fitted()
+        d = self.n_features_in_
+        if self._primal:
+            return 8 * (d + 1 + 2)                      # _w, _istate
+        cap = int(self.budget) if self.budget is not None else int(self._SV.shape[0])
+        return 8 * (cap * d + 2 * cap + 4 + 3)          # _SV, _coef, _sv_t; _istate, _kpar
+
 
 # ====================================================================== Forgetron
 class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
@@ -401,6 +418,13 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def Q_(self):
         self._check_fitted()
         return float(self._fstate[0])
+
+    def memory_bytes(self):
+        """Bytes of the model state, a closed form of ``budget`` B and ``n_features`` d:
+        ``8 (B d + 2 B + 8)``."""
+        self._check_fitted()
+        B, d = int(self.budget), self.n_features_in_
+        return 8 * (B * d + 2 * B + 4 + 1 + 3)          # _SV, _coef, _sv_t; _istate, _fstate, _kpar
 
 
 # ====================================================================== Pegasos
@@ -510,6 +534,14 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     def n_steps_(self):
         self._check_fitted()
         return int(self._istate[1])
+
+    def memory_bytes(self):
+        """Bytes of the model state, a closed form of the block size ``k`` and
+        ``n_features`` d: ``8 (2 (d + 1) + k d + 2 k + 3)`` (the weights and their gradient,
+        the buffered block and the counters)."""
+        self._check_fitted()
+        k, d = int(self.k), self.n_features_in_
+        return 8 * (2 * (d + 1) + k * d + 2 * k + 3)    # _w, _g; _Xb, _yb, _sb; _istate
 
 
 # ====================================================================== BSGD
@@ -634,6 +666,18 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def n_maintenance_(self):
         self._check_fitted()
         return int(self._istate[3])
+
+    def memory_bytes(self):
+        """Bytes of the model state and its work arrays, a closed form of ``budget`` B,
+        ``maintenance`` and ``n_features`` d: with n = B + 1,
+        ``8 (n d + n^2 + 4 n + 7 + P + d)``, P = B^2 for ``'projection'`` (its Cholesky
+        factor) and 1 otherwise."""
+        self._check_fitted()
+        B, d = int(self.budget), self.n_features_in_
+        n = B + 1
+        P = B * B if self.maintenance == "projection" else 1
+        # _SV, _Kc, _coef/_sv_t/_krow/_v, _istate + _kpar, _Lw, _z
+        return 8 * (n * d + n * n + 4 * n + 4 + 3 + P + d)
 
 
 # ====================================================================== Random
@@ -826,3 +870,12 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._check_fitted()
         n = int(self._istate[0])
         return self._RX[:n].copy(), self._Ry[:n].copy()
+
+    def memory_bytes(self):
+        """Bytes of the model state, a closed form of ``budget`` B and ``n_features`` d:
+        the reservoir, ``8 (B d + 2 B + 5) + B``, and the exact SVM on it,
+        ``fastbudget.kernels.adiabatic.engine_nbytes(B, d)`` (about ``16 B^2``)."""
+        self._check_fitted()
+        B, d = int(self.budget), self.n_features_in_
+        # _RX, _Ry, _eslot; _istate, _kpar; _dirty (int8)
+        return 8 * (B * d + 2 * B + 2 + 3) + B + engine_nbytes(B, d)
