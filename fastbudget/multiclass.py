@@ -154,6 +154,58 @@ class OneVsRestClassifier(BudgetClassifier):
             est.partial_fit(X, np.where(y_idx == k, 1, -1), classes=pm,
                             sample_weight=sample_weight)
 
+    # ------------------------------------------------------------------ one at a time
+    @staticmethod
+    def _one_row(x):
+        """One example (1-D array-like, or dict of features in a fixed order) as a chunk of
+        one row; its values are validated by ``partial_fit`` / ``predict``."""
+        if isinstance(x, dict):
+            x = list(x.values())
+        x = np.asarray(x)
+        if x.ndim != 1:
+            raise ValueError(
+                f"Expected one example as a 1-D array-like or a dict of features; got an array "
+                f"of shape {x.shape}. Use partial_fit / predict for several rows.")
+        return x.reshape(1, -1)
+
+    def learn_one(self, x, y, sample_weight=1.0, classes=None):
+        """Learn from a single example: ``partial_fit`` on a chunk of one row.
+
+        Every binary learner learns the example (label +1 for the learner of its class, -1
+        for the others), through its ``partial_fit``; the model, the errors and the
+        rollback are those of ``partial_fit(x.reshape(1, -1), [y], classes=classes,
+        sample_weight=[sample_weight])``. Pays Python overhead and one transactional
+        snapshot of all learners per call; prefer ``partial_fit`` on chunks.
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,) or dict
+            A dict gives its values in its key order.
+        y : label
+        sample_weight : float >= 0, default=1.0
+        classes : array-like, optional
+            All labels of the stream; needed on the first call (one example shows one
+            class), as ``partial_fit``'s.
+
+        Returns
+        -------
+        self
+        """
+        return self.partial_fit(self._one_row(x), [y], classes=classes,
+                                sample_weight=[sample_weight])
+
+    def predict_one(self, x):
+        """Predicted label of a single example (1-D array-like, or dict of features in a
+        fixed order): ``predict`` on a chunk of one row."""
+        return self.predict(self._one_row(x))[0]
+
+    def memory_bytes(self):
+        """Bytes of the model state: the sum of the binary learners' ``memory_bytes()``
+        (one learner for two classes, K for K > 2 classes, each with
+        ``budget_per_estimator_``)."""
+        self._check_fitted()
+        return sum(int(est.memory_bytes()) for est in self.estimators_)
+
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
         """Decision values: shape (n_samples,) for two classes (positive means

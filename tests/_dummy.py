@@ -88,6 +88,11 @@ class DummyBudgetPerceptron(BudgetClassifier):
     def _decision(self, X):
         return np.array([self._f(x) for x in X])
 
+    def memory_bytes(self):
+        """Bytes of the state arrays, ``8 budget (n_features + 1)`` (as the real learners')."""
+        self._check_fitted()
+        return 8 * self.budget * (self.n_features_in_ + 1)
+
     def _get_state(self):
         return {
             "SV": self._SV,

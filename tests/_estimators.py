@@ -91,10 +91,6 @@ if _bl is not None:
             for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
                       "check_classifiers_one_label_sample_weights")},
             **{_CW: _CW_UNIT.format("RandomBudgetClassifier")}))
-        KNOWN_FAILURES[("random", "sklearn:check_estimators_pickle[readonly_memmap]")] = (
-            "REPORTED: RandomBudgetClassifier writes into its state arrays during predict "
-            "(lazy refit), so a model unpickled onto read-only memory fails with 'assignment "
-            "destination is read-only'")
 
 _ss = _module("fastbudget.estimators.streamsvm")
 if _ss is not None and hasattr(_ss, "StreamSVMClassifier"):

@@ -47,3 +47,29 @@ def assert_same_state(a, b):
             assert va == vb, f"state {k!r} differs: {va!r} vs {vb!r}"
             if isinstance(va, float) or isinstance(vb, float):
                 assert np.float64(va).tobytes() == np.float64(vb).tobytes(), k
+
+
+# attributes that are not model memory: label bookkeeping, the transaction's undo buffer and
+# caches of the validation (the convention of every learner's ``memory_bytes()``)
+_NOT_STATE = ("classes_", "_balanced_weights", "_undo", "_cw_cache", "_fitted_params")
+
+
+def live_arrays(obj, _seen=None):
+    """Every ndarray a fitted model holds, not copies: found through its attributes, the
+    containers among them (tuples, lists, dicts) and the fastbudget objects they hold
+    (engines, the learners of a wrapper); ``_NOT_STATE`` attributes are left out."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif type(obj).__module__.startswith(("fastbudget.", "_dummy")) and hasattr(obj, "__dict__"):
+        items = [v for k, v in vars(obj).items() if k not in _NOT_STATE]
+    else:
+        return []
+    return [a for v in items for a in live_arrays(v, seen)]

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from _helpers import live_arrays
+
 from fastbudget.estimators.baselines import (
     BSGDClassifier,
     RandomBudgetClassifier,
@@ -280,6 +282,22 @@ def test_state_round_trip_and_pickle_continue_bit_identically(rng, make):
 
 
 @pytest.mark.parametrize("make", ALL)
+def test_memory_bytes_is_the_size_of_the_state_arrays(rng, make):
+    """memory_bytes() is the bytes of the arrays the learner holds, for every variant
+    (primal / kernel, Pegasos blocks, BSGD projection), and stays so as the stream goes on."""
+    X, y = _xor(600, rng)
+    clf = make().partial_fit(X[:40], y[:40])
+    first = clf.memory_bytes()
+    assert first == sum(a.nbytes for a in live_arrays(clf))
+    clf.partial_fit(X[40:], y[40:])
+    assert clf.memory_bytes() == sum(a.nbytes for a in live_arrays(clf))
+    if isinstance(clf, PerceptronClassifier) and clf.budget is None and clf.kernel != "linear":
+        assert clf.memory_bytes() > first         # unbounded: the store has grown
+    else:
+        assert clf.memory_bytes() == first        # fixed by the parameters and d
+
+
+@pytest.mark.parametrize("make", ALL)
 def test_same_parameters_same_model_and_input_not_mutated(rng, make):
     X, y = _xor(300, rng)
     X0, y0 = X.copy(), y.copy()
@@ -298,6 +316,14 @@ def test_learn_one_equals_partial_fit(rng, make):
     b = make().partial_fit(X, y)
     if isinstance(b, PegasosClassifier):
         assert np.array_equal(a.coef_, b.coef_)
+    elif isinstance(b, RandomBudgetClassifier):
+        # the same reservoir; the exact SVM on it is reached by other exact updates (each
+        # call learns the slots it replaced), so compare with partial_fit on single rows
+        assert np.array_equal(a._RX, b._RX) and np.array_equal(a._Ry, b._Ry)
+        c = make()
+        for i in range(60):
+            c.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1.0, 1.0])
+        assert np.array_equal(a.decision_function(X), c.decision_function(X))
     else:
         assert np.array_equal(a.decision_function(X), b.decision_function(X))
     assert a.predict_one(X[0]) == a.predict(X[:1])[0]
@@ -398,17 +424,42 @@ def test_random_reservoir_is_uniform():
     assert chi2 < 73.4
 
 
-def test_random_refits_lazily(rng):
+def test_random_learns_the_replacements_in_the_update_and_predicts_read_only(rng):
+    """partial_fit leaves the exact SVM up to date with the reservoir; prediction and the
+    fitted attributes only read the model, also from read-only arrays (an unpickled
+    read-only memmap)."""
     X, y = _xor(400, rng)
-    clf = RandomBudgetClassifier(budget=30, gamma=0.7, random_state=0).fit(X, y)
-    f1 = clf.decision_function(X)
+    clf = RandomBudgetClassifier(budget=30, gamma=0.7, random_state=0).fit(X[:100], y[:100])
+    clf.partial_fit(X[100:300], y[100:300])        # 200 more examples: slots replaced
     assert not clf._dirty.any()
-    before = clf._engine.snapshot()[0]
-    f2 = clf.decision_function(X)           # nothing changed: no engine work
-    after = clf._engine.snapshot()[0]
-    assert all(np.array_equal(before[k], after[k]) for k in before)
-    assert np.array_equal(f1, f2)
-    clf.partial_fit(X[:200], y[:200])       # 200 more examples: some slots replaced
-    assert clf._dirty.any()
-    clf.predict(X[:1])
-    assert not clf._dirty.any()
+    st = clf._engine.st
+    live = clf._engine.live()
+    assert live.size == 30 and np.array_equal(np.sort(clf._eslot), np.sort(live))
+    np.testing.assert_array_equal(st.X[clf._eslot], clf._RX)
+    np.testing.assert_array_equal(st.y[clf._eslot], clf._Ry)
+    ref = pickle.loads(pickle.dumps(clf))
+    arrays = [*st, clf._RX, clf._Ry, clf._dirty, clf._eslot, clf._istate, clf._kpar]
+    for a in arrays:
+        a.flags.writeable = False
+    assert np.array_equal(clf.decision_function(X), ref.decision_function(X))
+    assert np.array_equal(clf.dual_coef_, ref.dual_coef_) and clf.intercept_ == ref.intercept_
+    assert clf.predict_one(X[0]) == ref.predict(X[:1])[0]
+
+
+def test_random_loads_a_state_whose_replacements_were_left_to_prediction(rng, monkeypatch):
+    """Models saved by the earlier lazy version may hold replaced slots not yet learned:
+    loading learns them, as the update that replaced them now does."""
+    X, y = _xor(300, rng)
+    make = lambda: RandomBudgetClassifier(budget=20, gamma=0.7, C=10.0, random_state=4)
+    lazy = make().fit(X[:100], y[:100])
+    with monkeypatch.context() as m:
+        m.setattr(RandomBudgetClassifier, "_sync", lambda self: None)
+        lazy.partial_fit(X[100:], y[100:])
+    state = lazy._get_state()
+    assert state["_dirty"].any()
+    back = make()
+    back.classes_, back.n_features_in_ = lazy.classes_.copy(), lazy.n_features_in_
+    back._set_state(state)
+    assert not back._dirty.any()
+    now = make().fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+    assert np.array_equal(back.decision_function(X), now.decision_function(X))

@@ -46,8 +46,7 @@ def _weights_for(est, y):
 
 
 def _same_model(a, b, X):
-    """Bit-identical decision values and states (decision first: RandomBudgetClassifier
-    refits lazily when it predicts)."""
+    """Bit-identical decision values and states."""
     assert np.array_equal(a.decision_function(X), b.decision_function(X))
     assert_same_state(model_state(a), model_state(b))
 

@@ -74,6 +74,59 @@ def test_nested_estimator_params_survive_save(tmp_path):
     assert back.total_budget == 31 and back.budget_per_estimator_ == 10
 
 
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_learn_one_and_predict_one_are_partial_fit_and_predict_on_one_row(n_classes):
+    """learn_one is partial_fit on a chunk of one row (classes on the first call; a 1-D
+    array or a dict of features; sample_weight), predict_one is predict on one row."""
+    from fastbudget.estimators.baselines import PerceptronClassifier
+
+    X, y = stream(5, n=120, n_classes=n_classes)
+    labels = np.array(["a", "b", "c", "d"])[y]
+    classes = sorted(set(labels))
+    w = np.linspace(0.5, 2.0, 120)
+    make = lambda: OneVsRestClassifier(PerceptronClassifier(budget=15, kernel="rbf"),
+                                       total_budget=60, class_weight={"b": 3.0})
+    one, rows = make(), make()
+    names = [f"x{j}" for j in range(X.shape[1])]
+    for i in range(120):
+        x = dict(zip(names, X[i])) if i % 2 else list(X[i])
+        one.learn_one(x, labels[i], sample_weight=w[i], classes=classes if i == 0 else None)
+        rows.partial_fit(X[i:i + 1], labels[i:i + 1], classes=classes if i == 0 else None,
+                         sample_weight=w[i:i + 1])
+    assert_same_state(model_state(one), model_state(rows))
+    pred = rows.predict(X)
+    assert [one.predict_one(X[i]) for i in range(120)] == pred.tolist()
+    assert one.predict_one(dict(zip(names, X[7]))) == pred[7]
+    assert set(pred) <= set(classes)
+
+
+def test_learn_one_errors_leave_the_model_unchanged():
+    X, y = stream(6, n=60, n_classes=3)
+    ovr = OneVsRestClassifier(DummyBudgetPerceptron(budget=10), total_budget=30)
+    with pytest.raises(ValueError, match="Only one class"):
+        ovr.learn_one(X[0], y[0])                   # the first call needs classes=
+    assert not ovr.__sklearn_is_fitted__()
+    ovr.learn_one(X[0], y[0], classes=[0, 1, 2])
+    before = model_state(ovr)
+    with pytest.raises(ValueError, match="1-D array-like or a dict"):
+        ovr.learn_one(X[:2], y[0])
+    with pytest.raises(ValueError, match="1-D array-like or a dict"):
+        ovr.predict_one(X[:2])
+    with pytest.raises(ValueError, match="not among the classes"):
+        ovr.learn_one(X[1], 7)
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        ovr.learn_one(X[1, :2], y[1])
+    assert_same_state(model_state(ovr), before)
+
+
+def test_memory_bytes_is_the_sum_over_the_learners():
+    X, y = stream(7, n=90, n_classes=3)
+    ovr = OneVsRestClassifier(DummyBudgetPerceptron(budget=99), total_budget=30).fit(X, y)
+    assert ovr.memory_bytes() == sum(e.memory_bytes() for e in ovr.estimators_)
+    one = DummyBudgetPerceptron(budget=10).fit(X, np.where(y == 0, 1, -1))
+    assert ovr.memory_bytes() == 3 * one.memory_bytes()
+
+
 def _pendigits(shared_data):
     a = np.loadtxt(shared_data / "pendigits" / "pendigits.tra", delimiter=",")
     b = np.loadtxt(shared_data / "pendigits" / "pendigits.tes", delimiter=",")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from _helpers import live_arrays
 from fastbudget.base import NotFittedError
 from fastbudget.estimators.streamsvm import StreamSVMClassifier
 from fastbudget.kernels import meb
@@ -401,3 +402,20 @@ def test_zero_weight_equals_dropping_the_row(rng):
         b = StreamSVMClassifier(**params).fit(X[keep], y[keep])
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
+
+
+@pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
+                                    dict(kernel="rbf", gamma=0.5, lookahead=4, capacity=150)])
+def test_memory_bytes_is_the_size_of_the_arrays_held(rng, params):
+    """memory_bytes() counts the state (fixed by the parameters and d) and the fitted
+    attributes; with a kernel the latter follow the core vectors held."""
+    X, y = _stream(rng, n=120)
+    clf = StreamSVMClassifier(**params).partial_fit(X[:30], y[:30])
+    first = clf.memory_bytes()
+    assert first == sum(a.nbytes for a in live_arrays(clf))
+    clf.partial_fit(X[30:], y[30:])
+    assert clf.memory_bytes() == sum(a.nbytes for a in live_arrays(clf))
+    if params.get("kernel", "linear") == "linear":
+        assert clf.memory_bytes() == first
+    else:
+        assert clf.memory_bytes() > first       # more core vectors than after 30 examples

@@ -3,6 +3,8 @@
 Every failing call must raise the documented exception with a message that says what is wrong,
 and leave the model bit-identical to what it was before the call.
 """
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from _dummy import DummyBudgetPerceptron
 from _estimators import ESTIMATORS, IDS, KNOWN_FAILURES, is_binary
-from _helpers import assert_same_state, model_state, stream
+from _helpers import assert_same_state, live_arrays, model_state, stream
 from fastbudget.base import NotFittedError
 from fastbudget.multiclass import OneVsRestClassifier
 
@@ -447,3 +449,52 @@ def test_set_C_adopts_only_C():
     with pytest.raises(ValueError, match="capacity was changed from 200 to 300"):
         est.partial_fit(X[:10], y[:10])
 
+
+
+# ---------------------------------------------------------------------- prediction reads only
+def _trained_ways(factory):
+    """The same learner after fit, and after two partial_fit chunks (which may leave
+    buffered or pending work in the state)."""
+    est, X, y = _fitted(factory)
+    yield est, X, y
+    est = factory()
+    est.partial_fit(X[:90], y[:90], classes=np.unique(y))
+    est.partial_fit(X[90:], y[90:])
+    yield est, X, y
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_prediction_leaves_state_as_is_and_works_on_read_only_state(id_, factory):
+    """decision_function, predict, score and the fitted attributes only read the model: its
+    state stays bit-identical, and they work when every state array is read-only (a model
+    unpickled onto a read-only memmap)."""
+    for est, X, y in _trained_ways(factory):
+        ref = pickle.loads(pickle.dumps(est))         # writable twin, for the values
+        arrays = live_arrays(est)
+        raw = [a.tobytes() for a in arrays]
+        before = model_state(est)
+        for a in arrays:
+            a.flags.writeable = False
+        f = est.decision_function(X)
+        pred = est.predict(X)
+        acc = est.score(X, y)
+        for name in ("support_vectors_", "dual_coef_", "n_support_", "intercept_", "coef_"):
+            getattr(est, name, None)
+        assert [a.tobytes() for a in arrays] == raw
+        assert_same_state(model_state(est), before)
+        assert np.array_equal(f, ref.decision_function(X))
+        assert np.array_equal(pred, ref.predict(X)) and acc == ref.score(X, y)
+
+
+# ---------------------------------------------------------------------- memory
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_memory_bytes_is_the_size_of_the_state_arrays(id_, factory):
+    """Every learner has memory_bytes(), the bytes of the arrays it holds (not classes_ or
+    the rollback buffer), after fit and as the stream goes on; the command line prints it."""
+    from fastbudget.cli import _memory
+
+    est, X, y = _fitted(factory)
+    assert est.memory_bytes() == sum(a.nbytes for a in live_arrays(est))
+    est.partial_fit(*_data(est, seed=3, n=100))
+    assert est.memory_bytes() == sum(a.nbytes for a in live_arrays(est))
+    assert _memory(est) == f"{est.memory_bytes() / 1024:,.1f} KiB"

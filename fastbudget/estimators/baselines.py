@@ -16,6 +16,7 @@ from ..base import BudgetClassifier
 from ..engine import IncrementalEngine
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
+from ..kernels.adiabatic import engine_nbytes
 from ..kernels.kernel import KERNEL_CODES, decision_values
 
 __all__ = [
@@ -305,6 +306,22 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._check_fitted()
         return int(self._istate[1] if self._primal else self._istate[3])
 
+    def memory_bytes(self):
+        """Bytes of the model state.
+
+        A closed form of ``budget`` B and ``n_features`` d: ``8 (B d + 2 B + 7)`` for a
+        kernel model, ``8 (d + 3)`` for the primal one (``kernel='linear'``,
+        ``budget=None``). A kernel model with ``budget=None`` has no bound: its store of
+        support vectors doubles whenever it is full, so the value is that of its current
+        capacity (64 at the start) in place of B, and grows with the stream.
+        """
+        self._check_fitted()
+        d = self.n_features_in_
+        if self._primal:
+            return 8 * (d + 1 + 2)                      # _w, _istate
+        cap = int(self.budget) if self.budget is not None else int(self._SV.shape[0])
+        return 8 * (cap * d + 2 * cap + 4 + 3)          # _SV, _coef, _sv_t; _istate, _kpar
+
 
 # ====================================================================== Forgetron
 class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
@@ -401,6 +418,13 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def Q_(self):
         self._check_fitted()
         return float(self._fstate[0])
+
+    def memory_bytes(self):
+        """Bytes of the model state, a closed form of ``budget`` B and ``n_features`` d:
+        ``8 (B d + 2 B + 8)``."""
+        self._check_fitted()
+        B, d = int(self.budget), self.n_features_in_
+        return 8 * (B * d + 2 * B + 4 + 1 + 3)          # _SV, _coef, _sv_t; _istate, _fstate, _kpar
 
 
 # ====================================================================== Pegasos
@@ -510,6 +534,14 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     def n_steps_(self):
         self._check_fitted()
         return int(self._istate[1])
+
+    def memory_bytes(self):
+        """Bytes of the model state, a closed form of the block size ``k`` and
+        ``n_features`` d: ``8 (2 (d + 1) + k d + 2 k + 3)`` (the weights and their gradient,
+        the buffered block and the counters)."""
+        self._check_fitted()
+        k, d = int(self.k), self.n_features_in_
+        return 8 * (2 * (d + 1) + k * d + 2 * k + 3)    # _w, _g; _Xb, _yb, _sb; _istate
 
 
 # ====================================================================== BSGD
@@ -635,6 +667,18 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._check_fitted()
         return int(self._istate[3])
 
+    def memory_bytes(self):
+        """Bytes of the model state and its work arrays, a closed form of ``budget`` B,
+        ``maintenance`` and ``n_features`` d: with n = B + 1,
+        ``8 (n d + n^2 + 4 n + 7 + P + d)``, P = B^2 for ``'projection'`` (its Cholesky
+        factor) and 1 otherwise."""
+        self._check_fitted()
+        B, d = int(self.budget), self.n_features_in_
+        n = B + 1
+        P = B * B if self.maintenance == "projection" else 1
+        # _SV, _Kc, _coef/_sv_t/_krow/_v, _istate + _kpar, _Lw, _z
+        return 8 * (n * d + n * n + 4 * n + 4 + 3 + P + d)
+
 
 # ====================================================================== Random
 _ENGINE_FIELDS = ("X", "y", "wt", "cb", "alpha", "g", "status", "S_idx", "spos", "R", "K",
@@ -648,10 +692,13 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     of everything seen; the model is the exact soft-margin SVM on that sample
     (``min 1/2 ||w||^2 + C sum_i xi_i``), kept by the exact incremental / decremental
     engine (:class:`fastbudget.engine.IncrementalEngine`, Cauwenberghs & Poggio 2000).
-    Refitting is lazy: learning only updates the reservoir (one compiled call per chunk);
-    the first prediction after the sample changed unlearns the replaced examples and
-    learns their replacements exactly. Paper 000 (Sec. 5.2) trains IDSVM on a random
-    sample of size B = 100 with C = 100 (C = 1 on Adult).
+    Each ``partial_fit`` (or ``learn_one``) first updates the reservoir in one compiled
+    call, then unlearns the examples of the slots that call replaced and learns their
+    replacements exactly, once per slot however often the chunk replaced it. Prediction
+    only reads the model (it works on read-only state arrays). Over a stream of N examples
+    about ``B ln(N / B)`` examples are replaced in all, so the exact updates cost little
+    however the stream is cut. Paper 000 (Sec. 5.2) trains IDSVM on a random sample of
+    size B = 100 with C = 100 (C = 1 on Adult).
 
     Parameters
     ----------
@@ -756,6 +803,9 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
             bitgen = getattr(np.random, rng_state["bit_generator"])
         self._rng = np.random.Generator(bitgen())
         self._rng.bit_generator.state = rng_state
+        # a model saved by an earlier version, whose updates left the exact SVM to the
+        # next prediction, may hold replaced slots not yet learned
+        self._sync()
         return self
 
     def _fit_chunk(self, X, y, sw):
@@ -763,10 +813,15 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         u = self._rng.random(X.shape[0])
         _kb.reservoir_update(X, y, u, self._RX, self._Ry, self._dirty, self._istate,
                              int(self.budget))
+        # (inside partial_fit's transaction: a numerical failure here leaves the model,
+        # reservoir included, as it was before the call)
+        self._sync()
 
     def _sync(self):
         """Bring the exact SVM up to date with the reservoir (unlearn replaced examples,
-        learn their replacements); a no-op when the sample did not change."""
+        learn their replacements); a no-op when the sample did not change. Modifies the
+        engine, ``_eslot`` and ``_dirty`` in place; called by every update, never by
+        prediction."""
         changed = np.flatnonzero(self._dirty)
         if changed.size == 0:
             return
@@ -782,18 +837,10 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._dirty[changed] = 0
 
     def _decision(self, X):
-        snap = (self._engine.snapshot(), self._eslot.copy(), self._dirty.copy())
-        try:
-            self._sync()
-        except BaseException:
-            self._engine.restore(snap[0])
-            self._eslot[:], self._dirty[:] = snap[1], snap[2]
-            raise
         return self._engine.decision_function(X)
 
     def _live_coef(self):
         self._check_fitted()
-        self._decision(np.zeros((0, self.n_features_in_)))
         st = self._engine.st
         live = self._engine.live()
         coef = self._engine.alpha[live] * st.y[live]
@@ -823,3 +870,12 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._check_fitted()
         n = int(self._istate[0])
         return self._RX[:n].copy(), self._Ry[:n].copy()
+
+    def memory_bytes(self):
+        """Bytes of the model state, a closed form of ``budget`` B and ``n_features`` d:
+        the reservoir, ``8 (B d + 2 B + 5) + B``, and the exact SVM on it,
+        ``fastbudget.kernels.adiabatic.engine_nbytes(B, d)`` (about ``16 B^2``)."""
+        self._check_fitted()
+        B, d = int(self.budget), self.n_features_in_
+        # _RX, _Ry, _eslot; _istate, _kpar; _dirty (int8)
+        return 8 * (B * d + 2 * B + 2 + 3) + B + engine_nbytes(B, d)

@@ -387,6 +387,39 @@ class StreamSVMClassifier(BudgetClassifier):
                             self.dual_coef_[0], self.dual_coef_.shape[1], X, out)
         return out
 
+    def memory_bytes(self):
+        """Bytes of the arrays the model holds: its state and the fitted attributes.
+
+        The state is a closed form of ``capacity``, ``lookahead`` L, ``n_balls`` K and
+        ``n_features`` d: ``8 (3 + meb.IST_SIZE + s)`` with ``s = d + 1 + L (d + 4)`` for a
+        linear kernel, ``s = (K + 1) (d + 3) + (K + 1)^2`` for several balls and
+        ``s = capacity (d + 2) + L (d + 4)`` for other kernels. The fitted attributes are
+        recomputed after every update (see Notes): ``coef_`` and ``intercept_``,
+        ``8 (d + 1)``, for a linear kernel; for other kernels ``support_vectors_``,
+        ``dual_coef_`` and the slack scales of the m core vectors of the final ball,
+        ``8 (m (d + 2) + 1)``. m grows with the stream, up to ``capacity + lookahead - 1``,
+        so with a kernel the value is the current one, not a closed form.
+        """
+        self._check_fitted()
+        cfg, d = self._cfg, self.n_features_in_
+        L, K = cfg["L"], cfg["K"]
+        n = 3 + meb.IST_SIZE                                   # fst, ist
+        mode = self._mode(cfg)
+        if mode == "linear":
+            n += d + 1                                         # w
+        elif mode == "multiball":
+            n += (K + 1) * (d + 1) + 2 * (K + 1) + (K + 1) ** 2  # Wb, Rb, xib, Dm
+        else:
+            n += cfg["capacity"] * (d + 2)                     # SV, alpha, sv_s
+        if mode != "multiball":
+            n += L * (d + 4)                                   # bufX, bufy, bufs, bufg, bufk
+        if mode == "kernel":
+            m = int(self.support_vectors_.shape[0])
+            n += m * (d + 2) + 1              # support_vectors_, dual_coef_, _sv_s, intercept_
+        else:
+            n += d + 1                                         # coef_, intercept_
+        return 8 * n
+
     # ------------------------------------------------------------------ state protocol
     def _get_state(self):
         """Complete fitted state: name -> ndarray or JSON-able scalar/list (see ``_set_state``)."""
