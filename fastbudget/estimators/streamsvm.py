@@ -391,8 +391,8 @@ class StreamSVMClassifier(BudgetClassifier):
         """Bytes of the arrays the model holds: its state and the fitted attributes.
 
         The state is a closed form of ``capacity``, ``lookahead`` L, ``n_balls`` K and
-        ``n_features`` d: ``8 (3 + meb.IST_SIZE + s)`` with ``s = d + 1 + L (d + 4)`` for a
-        linear kernel, ``s = (K + 1) (d + 3) + (K + 1)^2`` for several balls and
+        ``n_features`` d: ``8 (meb.FST_SIZE + meb.IST_SIZE + s)`` with ``s = d + 1 + L (d + 4)``
+        for a linear kernel, ``s = (K + 1) (d + 4) + (K + 1)^2`` for several balls and
         ``s = capacity (d + 2) + L (d + 4)`` for other kernels. The fitted attributes are
         recomputed after every update (see Notes): ``coef_`` and ``intercept_``,
         ``8 (d + 1)``, for a linear kernel; for other kernels ``support_vectors_``,
@@ -403,12 +403,12 @@ class StreamSVMClassifier(BudgetClassifier):
         self._check_fitted()
         cfg, d = self._cfg, self.n_features_in_
         L, K = cfg["L"], cfg["K"]
-        n = 3 + meb.IST_SIZE                                   # fst, ist
+        n = meb.FST_SIZE + meb.IST_SIZE                        # fst, ist
         mode = self._mode(cfg)
         if mode == "linear":
             n += d + 1                                         # w
         elif mode == "multiball":
-            n += (K + 1) * (d + 1) + 2 * (K + 1) + (K + 1) ** 2  # Wb, Rb, xib, Dm
+            n += (K + 1) * (d + 1) + 3 * (K + 1) + (K + 1) ** 2  # Wb, Rb, Qb, xib, Dm
         else:
             n += cfg["capacity"] * (d + 2)                     # SV, alpha, sv_s
         if mode != "multiball":
