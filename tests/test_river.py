@@ -305,3 +305,17 @@ def test_multiclass_estimator_without_classes_is_refused_at_the_first_example():
         ad.learn_one({"a": 1.0}, 0)
     assert ad._buffer_y == [] and not ad.estimator.__sklearn_is_fitted__()
     assert ad.predict_one({"a": 1.0}) is None
+
+
+def test_a_failed_start_leaves_the_buffer_as_before():
+    """A label that makes the start fail (here a missing one) is not kept in the buffer,
+    so the next good example starts the model on the examples before it."""
+    X, y = stream(12, n=3)
+    rows = _dicts(X)
+    ad = RiverClassifier(DummyBudgetPerceptron())
+    ad.learn_one(rows[0], 0)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        ad.learn_one(rows[1], float("nan"))
+    ad.learn_one(rows[2], 1)
+    ref = DummyBudgetPerceptron().partial_fit(X[[0, 2]], [0, 1])
+    assert_same_state(model_state(ad.estimator), model_state(ref))
