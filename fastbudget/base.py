@@ -359,6 +359,15 @@ class BudgetClassifier:
     def _validate_params(self):
         """Hook for learner-specific hyper-parameter checks (raise ``ValueError``)."""
 
+    def _gamma_from_data(self):
+        """Whether the kernel coefficient is computed from the first chunk: ``gamma='scale'``
+        with a kernel that uses gamma (for a wrapper, its template ``estimator``'s)."""
+        inner = getattr(self, "estimator", None)
+        if isinstance(inner, BudgetClassifier):
+            return inner._gamma_from_data()
+        g = getattr(self, "gamma", None)
+        return isinstance(g, str) and g == "scale" and getattr(self, "kernel", None) != "linear"
+
     def _check_sample_weight(self, sample_weight, n):
         if sample_weight is None:
             return np.ones(n)
@@ -748,15 +757,19 @@ class BudgetClassifier:
         Raises
         ------
         ValueError
-            On bad input anywhere in the chunk (the message names the first bad row) or bad
-            hyper-parameters. Nothing of the chunk is learned and the model is left exactly as
-            before the call; the same holds for a numerical failure inside the learner.
+            On bad input anywhere in the chunk (the message names the first bad row), bad
+            hyper-parameters, or a first chunk of one row with ``gamma='scale'`` (which
+            needs several rows to estimate the scale from). Nothing of the chunk is learned
+            and the model is left exactly as before the call; the same holds for a numerical
+            failure inside the learner.
         """
         first = not self.__sklearn_is_fitted__()
         if first:
             self._validate_common_params()
             self._validate_params()
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
+        if first and X.shape[0] < 2 and self._gamma_from_data():
+            raise ValueError(_SCALE_ONE_ROW_MSG.format(name=type(self).__name__))
         w, _ = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
         with self._transaction():
             if first:
@@ -843,6 +856,15 @@ _BALANCED_STREAMING_MSG = (
     "compute_class_weight('balanced', classes=classes, y=y_sample) or, with numpy, "
     "len(y_sample) / (n_classes * np.bincount(...)), and pass them as a dict "
     "class_weight={{label: weight, ...}}; or use fit, which computes 'balanced' on its data.")
+
+
+_SCALE_ONE_ROW_MSG = (
+    "{name} with gamma='scale' computes the kernel coefficient 1 / (n_features * X.var()) "
+    "from its first chunk, but this first chunk has a single row: the variance "
+    "would be that of one example's feature values, not of the data. Pass a number for "
+    "gamma (e.g. 1 / (n_features * X_sample.var()) on a sample of the stream), or start "
+    "the model with a chunk of many rows (fastbudget.RiverClassifier buffers its warm_up "
+    "examples for this).")
 
 
 def _is_balanced(class_weight):

@@ -11,7 +11,24 @@ keys (in any order); a key never seen before raises ``ValueError``, and a missin
 
 Classes: pass ``classes`` when known. Otherwise the adapter buffers examples until two distinct
 labels have appeared and then starts the model on the buffer; ``predict_one`` returns None until
-then (river's convention for a model that knows nothing yet).
+then (river's convention for a model that knows nothing yet). A fastbudget model cannot add a
+class once it has started (its learners and their budgets are set up per class), so river's
+habit of learning new classes on the fly is not available: a label outside the model's classes
+raises ``ValueError`` (the model unchanged) saying to pass ``classes``. A multi-class estimator
+(``OneVsRestClassifier``) therefore needs ``classes`` from the first call; a binary learner
+without ``classes`` is started on the first two labels of the stream.
+
+Kernel scale: a learner with ``gamma='scale'`` computes its kernel coefficient
+``1 / (n_features * X.var())`` from the first chunk it learns. One example is not enough (the
+variance would be that of its feature values), so for such a learner the adapter buffers the
+first ``warm_up`` examples (default 100) and starts the model on them as one chunk, in stream
+order; ``predict_one`` returns None meanwhile. With a numeric gamma (or a linear kernel) there
+is no warm-up. A learner's own ``learn_one`` / ``partial_fit`` refuse a first chunk of one row
+with ``gamma='scale'``.
+
+Cloning: ``clone()`` (river) and ``sklearn.base.clone`` give an unfitted adapter around an
+unfitted copy of the estimator (same parameters); ``clone(include_attributes=True)`` copies the
+fitted model too.
 
 Class weights: a dict ``class_weight`` of the wrapped estimator applies to every example
 (``learn_one`` learns through the estimator's ``learn_one`` or ``partial_fit``, which apply
@@ -22,7 +39,11 @@ Cost: each ``learn_one`` is one ``partial_fit`` call on a single row, including 
 and the transactional snapshot of the budget-sized state; prefer ``partial_fit`` on chunks when
 throughput matters.
 """
+import copy
+
 import numpy as np
+
+from .base import BudgetClassifier, _plain
 
 try:  # river is optional
     from river import base as _river_base
@@ -36,6 +57,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = ["RiverClassifier", "HAVE_RIVER"]
 
 
+def _unfitted_copy(est):
+    """A new unfitted estimator with the parameters of ``est`` (nested estimators copied the
+    same way, other values deep-copied), as scikit-learn's ``clone``; a value without
+    ``get_params`` is deep-copied."""
+    if not hasattr(est, "get_params") or isinstance(est, type):
+        return copy.deepcopy(est)
+    params = {k: _unfitted_copy(v) for k, v in est.get_params(deep=False).items()}
+    return type(est)(**params)
+
+
 class RiverClassifier(_Base):
     """Adapter giving a fastbudget classifier river's ``learn_one`` / ``predict_one``.
 
@@ -44,20 +75,47 @@ class RiverClassifier(_Base):
     estimator : BudgetClassifier
         The learner; it is used (and fitted) in place.
     classes : sequence, optional
-        All labels of the stream. Required for more than two classes (with a multi-class
-        estimator such as ``OneVsRestClassifier``) unless the buffering start is acceptable.
+        All labels of the stream. Required for a multi-class estimator such as
+        ``OneVsRestClassifier``; without it a binary learner starts on the first two labels
+        of the stream, and a later third label raises ``ValueError``.
     missing_value : float or None
         Value for a known feature absent from a dict; None makes absence an error.
+    warm_up : int, default=100
+        For a learner with ``gamma='scale'`` (and a kernel that uses gamma): the number of
+        examples buffered before the model starts, on which the scale is estimated (then
+        learned as one chunk). Unused with a numeric gamma. At least 2.
     """
 
-    def __init__(self, estimator, classes=None, missing_value=None):
+    def __init__(self, estimator, classes=None, missing_value=None, warm_up=100):
         self.estimator = estimator
         self.classes = classes
         self.missing_value = missing_value
+        self.warm_up = warm_up
         self._features = None
         self._index = None
         self._buffer_X = []
         self._buffer_y = []
+
+    # scikit-learn's parameter protocol (sklearn.base.clone uses it), as the estimators'
+    _get_param_names = BudgetClassifier.__dict__["_get_param_names"]
+    get_params = BudgetClassifier.get_params
+    set_params = BudgetClassifier.set_params
+
+    def clone(self, new_params=None, include_attributes=False):
+        """A fresh adapter with the same parameters, as river's ``clone``: the estimator is
+        an unfitted copy of ``estimator`` (unless ``new_params`` gives one), so the clone
+        has learned nothing. With ``include_attributes`` the fitted estimator and the
+        adapter's state (features, buffer) are deep-copied instead."""
+        params = {k: getattr(self, k) for k in self._get_param_names()}
+        if not include_attributes:
+            params["estimator"] = _unfitted_copy(self.estimator)
+        params.update(new_params or {})
+        new = type(self)(**copy.deepcopy(params))
+        if include_attributes:
+            for k, v in self.__dict__.items():
+                if k not in params:
+                    setattr(new, k, copy.deepcopy(v))
+        return new
 
     @property
     def _multiclass(self):  # river property
@@ -104,28 +162,80 @@ class RiverClassifier(_Base):
     def learn_one(self, x, y):
         """Learn from one example (dict ``x``, label ``y``). Returns None, as river does.
 
-        Raises ``ValueError`` for a malformed example; the model is then unchanged.
+        Until the model starts (see the module docstring: two labels seen without
+        ``classes``, ``warm_up`` examples with ``gamma='scale'``) the example is buffered.
+
+        Raises
+        ------
+        ValueError
+            For a malformed example, a label outside the model's classes (a started model
+            cannot add one), a multi-class estimator without ``classes``, or a bad
+            ``warm_up``. The model and the buffer are then unchanged.
         """
         v = self._vector(x)
         est = self.estimator
         if est.__sklearn_is_fitted__():
             one = getattr(est, "learn_one", None)     # (TVM's skips most of the overhead)
-            if one is not None:
-                one(v, y)
-            else:
-                est.partial_fit(v[None, :], [y])
+            try:
+                if one is not None:
+                    one(v, y)
+                else:
+                    est.partial_fit(v[None, :], [y])
+            except ValueError:
+                self._check_known_label(y)
+                raise
             return
-        if isinstance(getattr(est, "class_weight", None), str):
-            est._check_string_class_weight()    # raises: 'balanced' cannot stream
+        self._check_can_start()
         if self.classes is not None:
-            est.partial_fit(v[None, :], [y], classes=self.classes)
-            return
+            est._check_Xy(v[None, :], [y], classes=self.classes, reset=True)  # raises only
         self._buffer_X.append(v)
         self._buffer_y.append(y)
-        if len(set(self._buffer_y)) >= 2:
-            X, ys = np.array(self._buffer_X), list(self._buffer_y)
-            est.partial_fit(X, ys)  # raises (and keeps the buffer) on failure
-            self._buffer_X, self._buffer_y = [], []
+        if self.classes is None and len(set(self._buffer_y)) < 2:
+            return
+        gamma_from_data = getattr(est, "_gamma_from_data", None)
+        if gamma_from_data is not None and gamma_from_data() \
+                and len(self._buffer_y) < self.warm_up:
+            return
+        X, ys = np.array(self._buffer_X), list(self._buffer_y)
+        try:
+            est.partial_fit(X, ys, classes=self.classes)
+        except BaseException:
+            self._buffer_X.pop()    # the buffer as before this call (the model is, too)
+            self._buffer_y.pop()
+            raise
+        self._buffer_X, self._buffer_y = [], []
+
+    def _check_can_start(self):
+        """Raise ``ValueError`` for settings that cannot start a model (before buffering)."""
+        est = self.estimator
+        if isinstance(getattr(est, "class_weight", None), str):
+            est._check_string_class_weight()    # raises: 'balanced' cannot stream
+        BudgetClassifier._check_param("warm_up", self.warm_up, low=2, low_inclusive=True,
+                                      integer=True)
+        if self.classes is None and not getattr(est, "_binary_only", True):
+            raise ValueError(
+                f"RiverClassifier needs classes=[...] (every label of the stream) for the "
+                f"multi-class {type(est).__name__}: a fastbudget model cannot add a class once "
+                "it has started, and its learners are set up per class when it starts.")
+
+    def _check_known_label(self, y):
+        """Raise a ``ValueError`` that says what to do when ``y`` is not among the fitted
+        model's classes and ``classes`` was not given (return otherwise)."""
+        if self.classes is not None:
+            return
+        known = self.estimator.classes_.tolist()
+        try:
+            if any(bool(y == c) for c in known):
+                return
+        except (TypeError, ValueError):    # a label that does not compare: say nothing more
+            return
+        raise ValueError(
+            f"label {_plain([y])[0]!r} is not one of the model's classes {known!r}: a "
+            "fastbudget model cannot add a class once it has started, and without classes= "
+            "the adapter starts it on the first two labels of the stream. Create the adapter "
+            "with every label of the stream, RiverClassifier(estimator, classes=[...]), and "
+            "for more than two classes wrap a binary learner in "
+            "fastbudget.OneVsRestClassifier.") from None
 
     def predict_one(self, x):
         """Predicted label of one example, or None while the model has not started."""

@@ -1,12 +1,16 @@
 """river-style adapter: the dict protocol (always), and river's own tools (when installed)."""
+import inspect
 import time
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from _dummy import DummyBudgetPerceptron
 from _estimators import ESTIMATORS, IDS, is_binary
 from _helpers import assert_same_state, model_state, stream
+from fastbudget.engine import resolve_gamma
+from fastbudget.estimators.baselines import PerceptronClassifier
 from fastbudget.multiclass import OneVsRestClassifier
 from fastbudget.river_adapter import RiverClassifier
 
@@ -20,11 +24,14 @@ def test_learn_one_equals_partial_fit_row_by_row(id_, factory):
     est = factory()
     X, y = stream(0, n=60, n_classes=2 if is_binary(est) else 3)
     classes = np.unique(y)
-    ad = RiverClassifier(factory(), classes=classes)
+    ad = RiverClassifier(factory(), classes=classes, warm_up=15)
     for x, t in zip(_dicts(X), y):
         ad.learn_one(x, t)
     ref = factory()
-    for i in range(len(X)):
+    # a learner with gamma='scale' starts on the warm-up buffer, any other on one row
+    start = ad.warm_up if est._gamma_from_data() else 1
+    ref.partial_fit(X[:start], y[:start], classes=classes)
+    for i in range(start, len(X)):
         ref.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
     assert_same_state(model_state(ad.estimator), model_state(ref))
     preds = [ad.predict_one(x) for x in _dicts(X)]
@@ -143,3 +150,172 @@ def test_with_river_progressive_validation():
     assert metric.get() == pytest.approx(hits / n)
     assert_same_state(model_state(ad.estimator), model_state(manual.estimator))
     assert metric.get() > 0.6
+
+
+# ------------------------------------------------------------------ gamma='scale'
+def _with_scale(est):
+    """``est`` set to gamma='scale' (its template's, for a wrapper)."""
+    inner = est.estimator if isinstance(est, OneVsRestClassifier) else est
+    inner.set_params(gamma="scale")
+    return est
+
+
+# the library's learners whose kernel uses gamma (the dummy takes a number only)
+SCALED = [pytest.param(id_, f, id=id_) for id_, f in ESTIMATORS
+          if "dummy" not in id_
+          and "gamma" in getattr(f(), "estimator", f())._get_param_names()
+          and getattr(f(), "estimator", f()).get_params().get("kernel") != "linear"]
+
+
+@pytest.mark.parametrize("id_,factory", SCALED)
+def test_scale_gamma_is_estimated_on_the_warm_up_window(id_, factory):
+    """With gamma='scale' the adapter buffers warm_up examples and starts the model on
+    them: the model is the one partial_fit learns from that window and then row by row,
+    and gamma is the scale of the window, not of one example's feature values."""
+    est = _with_scale(factory())
+    X, y = stream(7, n=60, n_classes=2 if is_binary(est) else 3)
+    X = X * np.array([1.0, 4.0, 0.25])           # a scale that one row does not show
+    classes = np.unique(y)
+    ad = RiverClassifier(est, classes=classes, warm_up=25)
+    for i, x in enumerate(_dicts(X)):
+        ad.learn_one(x, int(y[i]))
+        assert ad.estimator.__sklearn_is_fitted__() == (i >= 24), i
+        if i < 24:          # (no predictions later: RandomBudget's predict refits lazily)
+            assert ad.predict_one(x) is None
+        if i == 10:   # a bad label while warming up: refused, not buffered
+            with pytest.raises(ValueError, match=r"label 9 \(row 0\) not among the classes"):
+                ad.learn_one(x, 9)
+    ref = _with_scale(factory()).partial_fit(X[:25], y[:25], classes=classes)
+    for i in range(25, len(X)):
+        ref.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert_same_state(model_state(ad.estimator), model_state(ref))
+    fitted = ad.estimator.estimators_[0] if not is_binary(est) else ad.estimator
+    if hasattr(fitted, "gamma_"):
+        assert fitted.gamma_ == resolve_gamma("scale", X[:25])
+        assert fitted.gamma_ != resolve_gamma("scale", X[:1])
+
+
+@pytest.mark.parametrize("id_,factory", SCALED)
+def test_scale_gamma_refuses_a_first_chunk_of_one_row(id_, factory):
+    """The learner itself (learn_one, partial_fit) refuses to take the scale from one row,
+    and stays unfitted; a first chunk of two rows is accepted."""
+    est = _with_scale(factory())
+    X, y = stream(8, n=40, n_classes=2 if is_binary(est) else 3)
+    classes = np.unique(y)
+    msg = r"gamma='scale'.*single row.*Pass a number for gamma"
+    with pytest.raises(ValueError, match=msg):
+        est.partial_fit(X[:1], y[:1], classes=classes)
+    assert not est.__sklearn_is_fitted__()
+    if hasattr(est, "learn_one") and "classes" in inspect.signature(est.learn_one).parameters:
+        with pytest.raises(ValueError, match=msg):
+            est.learn_one(X[0], y[0], classes=classes)
+        assert not est.__sklearn_is_fitted__()
+    est.partial_fit(X[:2], y[:2], classes=classes)
+    assert est.__sklearn_is_fitted__()
+
+
+def test_scale_gamma_with_a_linear_kernel_needs_no_warm_up():
+    """gamma is unused by a linear kernel: no warm-up, the model starts on the first row."""
+    ad = RiverClassifier(PerceptronClassifier(budget=20, kernel="linear", gamma="scale"),
+                         classes=[0, 1])
+    ad.learn_one({"a": 1.0, "b": 2.0}, 1)
+    assert ad.predict_one({"a": 1.0, "b": 2.0}) == 1
+
+
+@pytest.mark.parametrize("warm_up", [1, 0, 2.5, "10", None])
+def test_bad_warm_up_is_refused_before_anything_is_buffered(warm_up):
+    ad = RiverClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma="scale"),
+                         classes=[0, 1], warm_up=warm_up)
+    with pytest.raises(ValueError, match="warm_up must be"):
+        ad.learn_one({"a": 1.0}, 1)
+    assert ad._buffer_y == [] and not ad.estimator.__sklearn_is_fitted__()
+
+
+# ------------------------------------------------------------------ cloning
+@pytest.mark.parametrize("how", ["sklearn", "river"])
+def test_clone_is_a_fresh_unfitted_model(how):
+    X, y = stream(9, n=80)
+    rows = _dicts(X)
+    inner = OneVsRestClassifier(PerceptronClassifier(budget=20, kernel="rbf"), total_budget=40)
+    ad = RiverClassifier(inner, classes=[0, 1], missing_value=0.0, warm_up=5)
+    for x, t in zip(rows[:40], y[:40]):
+        ad.learn_one(x, int(t))
+    before = model_state(ad.estimator)
+    c = clone(ad) if how == "sklearn" else ad.clone()
+    assert type(c) is RiverClassifier and c is not ad
+    assert c.estimator is not ad.estimator and c.estimator.estimator is not inner.estimator
+    assert not c.estimator.__sklearn_is_fitted__()
+    assert c.feature_names is None and c.predict_one(rows[0]) is None
+    assert repr(c.estimator) == repr(ad.estimator)
+    assert {k: v for k, v in c.get_params(deep=False).items() if k != "estimator"} == \
+        {"classes": [0, 1], "missing_value": 0.0, "warm_up": 5}
+    assert_same_state(model_state(ad.estimator), before)      # the original is untouched
+    # the clone learns the stream from scratch: the model a fresh adapter learns
+    fresh = RiverClassifier(OneVsRestClassifier(PerceptronClassifier(budget=20, kernel="rbf"),
+                                                total_budget=40), classes=[0, 1])
+    for x, t in zip(rows[40:], y[40:]):
+        c.learn_one(x, int(t))
+        fresh.learn_one(x, int(t))
+    assert_same_state(model_state(c.estimator), model_state(fresh.estimator))
+
+
+def test_river_clone_with_attributes_copies_the_fitted_model():
+    X, y = stream(10, n=40)
+    ad = RiverClassifier(DummyBudgetPerceptron(), classes=[0, 1])
+    for x, t in zip(_dicts(X), y):
+        ad.learn_one(x, int(t))
+    before = model_state(ad.estimator)
+    c = ad.clone(include_attributes=True)
+    assert c.estimator is not ad.estimator and c.feature_names == ad.feature_names
+    assert_same_state(model_state(c.estimator), before)
+    for x, t in zip(_dicts(X), y):                    # the copy learns on its own
+        c.learn_one(x, 1 - int(t))
+    assert_same_state(model_state(ad.estimator), before)
+
+
+# ------------------------------------------------------------------ more than two classes
+def test_new_label_after_the_start_without_classes_says_to_pass_classes():
+    """Without classes a binary learner starts on the first two labels; a third one cannot
+    be added: a clear error, the model unchanged, and learning goes on."""
+    X, y = stream(11, n=60, n_classes=3)
+    y = y.tolist()
+    order = list(dict.fromkeys(y))                   # labels by first appearance
+    j = y.index(order[2])                            # the first example of the third label
+    ad = RiverClassifier(DummyBudgetPerceptron())
+    rows = _dicts(X)
+    for i in range(j):
+        ad.learn_one(rows[i], y[i])
+    before = model_state(ad.estimator)
+    with pytest.raises(ValueError, match=rf"label {order[2]} is not one of the model's "
+                       rf"classes \[{min(order[:2])}, {max(order[:2])}\].*cannot add a class"
+                       r".*classes=\[\.\.\.\].*OneVsRestClassifier"):
+        ad.learn_one(rows[j], y[j])
+    assert_same_state(model_state(ad.estimator), before)
+    ad.learn_one(rows[0], y[0])                      # a known label is still learned
+    ref = DummyBudgetPerceptron().partial_fit(X[:y.index(order[1]) + 1],
+                                              y[:y.index(order[1]) + 1])
+    for i in list(range(y.index(order[1]) + 1, j)) + [0]:
+        ref.partial_fit(X[i:i + 1], [y[i]])
+    assert_same_state(model_state(ad.estimator), model_state(ref))
+
+
+def test_multiclass_estimator_without_classes_is_refused_at_the_first_example():
+    ad = RiverClassifier(OneVsRestClassifier(DummyBudgetPerceptron(budget=10), total_budget=30))
+    with pytest.raises(ValueError, match=r"needs classes=\[\.\.\.\].*OneVsRestClassifier"):
+        ad.learn_one({"a": 1.0}, 0)
+    assert ad._buffer_y == [] and not ad.estimator.__sklearn_is_fitted__()
+    assert ad.predict_one({"a": 1.0}) is None
+
+
+def test_a_failed_start_leaves_the_buffer_as_before():
+    """A label that makes the start fail (here a missing one) is not kept in the buffer,
+    so the next good example starts the model on the examples before it."""
+    X, y = stream(12, n=3)
+    rows = _dicts(X)
+    ad = RiverClassifier(DummyBudgetPerceptron())
+    ad.learn_one(rows[0], 0)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        ad.learn_one(rows[1], float("nan"))
+    ad.learn_one(rows[2], 1)
+    ref = DummyBudgetPerceptron().partial_fit(X[[0, 2]], [0, 1])
+    assert_same_state(model_state(ad.estimator), model_state(ref))
