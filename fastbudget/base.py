@@ -30,6 +30,15 @@ The base class then provides ``fit`` (resets the model), ``partial_fit`` (``clas
 first call, as scikit-learn), transactional updates (a call that raises leaves the model exactly
 as before), ``save``/``load`` (see ``fastbudget.persist`` and docs/format.md), pickling, and the
 scikit-learn tags.
+
+Feature names follow scikit-learn. A model started (``fit``, or the first ``partial_fit``) on
+a table whose column names are all strings (a pandas DataFrame; anything with a ``columns``
+attribute, pandas is never imported) records them in ``feature_names_in_`` (object ndarray);
+started on anything else it has no such attribute. Every later call compares the names of
+its X with them before anything else happens: other names, missing names or another order
+raise ``ValueError``; names on one side only warn (``UserWarning``); column names that mix
+strings with other types raise ``TypeError``. The one-example methods take a dict keyed by
+feature name as such a table of one row (see ``BudgetClassifier._one_example``).
 """
 import contextlib
 import copy
@@ -142,6 +151,57 @@ def check_array(X, *, name="X", allow_empty=False):
     return arr
 
 
+def _feature_names(X):
+    """Column names of a table ``X`` as an object ndarray, or None.
+
+    A table is anything with a ``columns`` attribute (a pandas or polars DataFrame; pandas is
+    never imported). Its names count only when every one is a string, as in scikit-learn:
+    numbers as names (``pandas.DataFrame(array)`` gives 0, 1, ...) or no columns give None.
+    Raises ``TypeError`` when strings are mixed with names of other types.
+    """
+    if isinstance(X, np.ndarray) or not hasattr(X, "columns"):
+        return None
+    try:
+        cols = list(X.columns)
+    except TypeError:
+        return None
+    is_str = [isinstance(c, str) for c in cols]
+    if not cols or not any(is_str):
+        return None
+    if not all(is_str):
+        kinds = sorted({type(c).__name__ for c in cols})
+        raise TypeError(
+            f"The column names of X mix strings with other types ({', '.join(kinds)}). "
+            "Feature names are recorded and checked only when every column name is a string: "
+            "convert them all, e.g. X.columns = X.columns.astype(str), or give every column a "
+            "non-string name (or pass a NumPy array) to go without feature names.")
+    names = np.empty(len(cols), dtype=object)
+    names[:] = cols
+    return names
+
+
+def _name_list(names, limit=5):
+    """Lines ``- name`` for a message, at most ``limit`` of them, then how many more."""
+    lines = [f"- {n}\n" for n in names[:limit]]
+    if len(names) > limit:
+        lines.append(f"- ... ({len(names) - limit} more)\n")
+    return "".join(lines)
+
+
+class _NamedRow:
+    """One example given as a dict ``{feature name: value}``, as a table of one row: the
+    ``columns`` and ``__array__`` that the validation of X reads."""
+
+    __slots__ = ("columns", "_values")
+
+    def __init__(self, columns, values):
+        self.columns = columns
+        self._values = values
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray([self._values], dtype=dtype)
+
+
 class BudgetClassifier:
     """Base class of the fastbudget classifiers (binary unless stated otherwise).
 
@@ -149,6 +209,11 @@ class BudgetClassifier:
     ``_partial_fit_encoded(X, y_pm, sample_weight)`` (``y_pm`` in {-1.0, +1.0}),
     ``_decision(X)``, ``_get_state()`` and ``_set_state(state)``; this class does the rest
     (see the module docstring).
+
+    Every fitted model has ``classes_`` and ``n_features_in_``; one started on a table whose
+    column names are all strings (a pandas DataFrame) also has ``feature_names_in_``, an
+    object ndarray of those names, and refuses data whose names differ (see the module
+    docstring).
     """
 
     #: True for learners that only handle two classes (scikit-learn tag ``multi_class=False``).
@@ -313,8 +378,77 @@ class BudgetClassifier:
                 "'partial_fit' with training data before using this method."
             )
 
+    def _check_X_names(self, X):
+        """Compare the column names of ``X`` with ``feature_names_in_`` (a fitted model).
+
+        Raises ``ValueError`` when both have names and they differ (other names, missing ones,
+        another order) and ``TypeError`` for mixed-type names; warns (``UserWarning``) when
+        only one side has names. Nothing is modified. The messages start as scikit-learn's,
+        so that code filtering its warnings or matching its errors works alike.
+        """
+        fitted = self.__dict__.get("feature_names_in_")
+        names = _feature_names(X)
+        if fitted is None and names is None:
+            return
+        name = type(self).__name__
+        if fitted is None:
+            warnings.warn(
+                f"X has feature names, but {name} was fitted without feature names. The "
+                "columns of X are used by position, so they must be in the order of the "
+                "training data's.",
+                UserWarning, stacklevel=4)
+            return
+        if names is None:
+            warnings.warn(
+                f"X does not have valid feature names, but {name} was fitted with feature "
+                "names. The columns of X are taken to be, in order, those of "
+                "feature_names_in_; pass a DataFrame with these column names to have them "
+                "checked.",
+                UserWarning, stacklevel=4)
+            return
+        if names.shape == fitted.shape and (names == fitted).all():
+            return
+        seen = set(fitted.tolist())
+        given = set(names.tolist())
+        unseen = sorted(given - seen)
+        missing = sorted(seen - given)
+        msg = "The feature names should match those that were passed during fit.\n"
+        if unseen:
+            msg += "Feature names unseen at fit time:\n" + _name_list(unseen)
+        if missing:
+            msg += "Feature names seen at fit time, yet now missing:\n" + _name_list(missing)
+        if not unseen and not missing:
+            msg += "Feature names must be in the same order as they were in fit.\n"
+        raise ValueError(
+            msg + f"{name} was fitted on the columns in feature_names_in_ and reads the "
+            "columns of X by position: select and order them as there, e.g. "
+            "X[model.feature_names_in_] for a pandas DataFrame (a dict example needs "
+            "exactly those keys).")
+
+    def _one_example(self, x):
+        """One example ``x`` as the X of one row that ``partial_fit`` and ``predict`` take.
+
+        ``x`` is a 1-D array-like or a dict ``{feature: value}``. A dict whose keys are all
+        strings is a table of one row named by its keys: a model started on it records them
+        as ``feature_names_in_``, and a model with ``feature_names_in_`` reads the values of
+        those keys in its own order (the order of a dict does not matter then; a key missing
+        or unknown raises ``ValueError`` as other names do). The values of any other dict
+        are taken in the dict's order. Nothing is modified.
+        """
+        if isinstance(x, Mapping):
+            keys = list(x)
+            if keys and all(isinstance(k, str) for k in keys):
+                fitted = self.__dict__.get("feature_names_in_")
+                if (fitted is not None and len(keys) == len(fitted)
+                        and set(keys) == set(fitted.tolist())):
+                    keys = fitted.tolist()
+                return _NamedRow(keys, [x[k] for k in keys])
+            x = list(x.values())
+        return np.asarray(x, dtype=np.float64).reshape(1, -1)
+
     def _check_X_predict(self, X):
         self._check_fitted()
+        self._check_X_names(X)
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -486,13 +620,16 @@ class BudgetClassifier:
     def _check_Xy(self, X, y, classes=None, reset=False):
         """Validate a training chunk; return (X, y in {-1,+1}, classes).
 
-        ``reset`` starts a new model: classes come from ``classes`` or from ``y``.
+        ``reset`` starts a new model: classes come from ``classes`` or from ``y`` (the column
+        names of ``X``, for ``feature_names_in_``, are read by the caller); otherwise the
+        column names of ``X`` are checked against ``feature_names_in_`` first.
         Nothing on ``self`` is modified (the caller commits ``classes_`` after success).
         The whole chunk is checked before anything is learned, and errors name the first
         offending row.
         """
         if not reset:
             self._check_params_kept()
+            self._check_X_names(X)
         X = check_array(X)
         y = _check_y(y)
         if y.shape[0] != X.shape[0]:
@@ -549,13 +686,14 @@ class BudgetClassifier:
         finite non-negative float. Returns the chunk of one row ``partial_fit`` would learn
         from them, ``(X (1, d), y_pm (1,), w (1,))``, the same arrays as ``_check_Xy`` and
         ``_check_sample_weight`` return; or None for anything else (an unfitted or
-        multi-class learner, other types, bad values), which the general validation then
-        decides on, raising for bad input. Nothing is modified.
+        multi-class learner, a model with ``feature_names_in_``, whose unnamed input warns,
+        other types, bad values), which the general validation then decides on, raising for
+        bad input. Nothing is modified.
         """
         cls = self.__dict__.get("classes_")
         if self.__dict__.get("_params_touched"):
             self._check_params_kept()
-        if (cls is None or not self._binary_only
+        if (cls is None or not self._binary_only or "feature_names_in_" in self.__dict__
                 or type(self)._encode_y is not BudgetClassifier._encode_y
                 or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
                 or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
@@ -691,9 +829,13 @@ class BudgetClassifier:
             if k not in params and not k.startswith(self._FOREIGN_ATTR_PREFIXES):
                 del self.__dict__[k]
 
-    def _start(self, classes, n_features):
+    def _start(self, classes, n_features, feature_names=None):
         self.classes_ = classes
         self.n_features_in_ = int(n_features)
+        if feature_names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = feature_names
         self._init_state(self.n_features_in_)
         self._snapshot_params()
 
@@ -722,12 +864,13 @@ class BudgetClassifier:
         """
         self._validate_common_params()
         self._validate_params()
+        names = _feature_names(X)
         X, y_enc, cls = self._check_Xy(X, y, reset=True)
         w, cwv = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc,
                              cls, fit=True)
         with self._transaction():
             self._reset_fitted()
-            self._start(cls, X.shape[1])
+            self._start(cls, X.shape[1], names)
             if _is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
             self._partial_fit_encoded(X, y_enc, w)
@@ -764,16 +907,18 @@ class BudgetClassifier:
             failure inside the learner.
         """
         first = not self.__sklearn_is_fitted__()
+        names = None
         if first:
             self._validate_common_params()
             self._validate_params()
+            names = _feature_names(X)
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
         if first and X.shape[0] < 2 and self._gamma_from_data():
             raise ValueError(_SCALE_ONE_ROW_MSG.format(name=type(self).__name__))
         w, _ = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
         with self._transaction():
             if first:
-                self._start(cls, X.shape[1])
+                self._start(cls, X.shape[1], names)
             self._partial_fit_encoded(X, y_enc, w)
         return self
 

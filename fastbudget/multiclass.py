@@ -58,6 +58,9 @@ class OneVsRestClassifier(BudgetClassifier):
         labels +1 for ``classes_[k]`` and -1 for every other class.
     budget_per_estimator_ : int or None
         The budget each learner received.
+    feature_names_in_ : ndarray of shape (n_features,), object
+        The column names of a DataFrame the model was started on (only when all are
+        strings); its learners are given arrays and have none.
 
     Examples
     --------

@@ -6,8 +6,9 @@ The format is documented in ``docs/format.md``. In short, the file is a zip arch
 - ``__metadata__.npy``: a ``uint8`` array, the UTF-8 bytes of a JSON object (format name and
   version, library version, class name, hyper-parameters, scalar state, the manifest of every
   array with its shape and dtype, and a SHA-256 checksum);
-- one ``.npy`` member per state array, named ``base.<name>`` (``classes_``) or
-  ``state.<name>`` (the learner's ``_get_state()``).
+- one ``.npy`` member per state array, named ``base.<name>`` (``classes_``, and when the model
+  has them ``class_weight_`` and ``feature_names_in_``) or ``state.<name>`` (the learner's
+  ``_get_state()``).
 
 Loading reads nothing with ``allow_pickle``, resolves the class by name in a registry of
 fastbudget estimators (never by importing a name found in the file), and checks the format
@@ -241,6 +242,15 @@ def _collect(est):
     if balanced is not None:
         # the weights fit computed for class_weight='balanced' (class_weight_)
         arrays["base.class_weight_"] = np.asarray(balanced, dtype=np.float64)
+    names = est.__dict__.get("feature_names_in_")
+    if names is not None:
+        # the column names the model was started on (a fixed-width unicode array)
+        stored = np.array([str(n) for n in names], dtype=str)
+        if stored.tolist() != [str(n) for n in names]:
+            raise ValueError(
+                "feature_names_in_ holds a name ending in a NUL character, which a unicode "
+                "array cannot store; rename that column before fitting.")
+        arrays["base.feature_names_in_"] = stored
     scalars["base.n_features_in_"] = int(est.n_features_in_)
     scalars["base.classes_object"] = classes_kind == "O"
     inf_ok = _infinite_ok(est)
@@ -493,13 +503,18 @@ def load_model(path, expected_class=None):
             ):
                 _fail(path, f"state array {name!r} holds NaN or infinity.")
             state[name] = np.array(a, copy=True)  # writeable, owned
-        elif k not in ("base.classes_", "base.class_weight_"):
+        elif k not in ("base.classes_", "base.class_weight_", "base.feature_names_in_"):
             _fail(path, f"unknown array {k!r}.")
     balanced = arrays.get("base.class_weight_")
     if balanced is not None and (
             balanced.dtype.kind != "f" or balanced.shape != classes.shape
             or not np.isfinite(balanced).all() or (balanced < 0).any()):
         _fail(path, "class_weight_ is not one finite non-negative weight per class.")
+    names = arrays.get("base.feature_names_in_")
+    if names is not None:
+        if names.dtype.kind != "U" or names.shape != (n_features,):
+            _fail(path, f"feature_names_in_ is not one name (text) per feature ({n_features}).")
+        names = np.array(names.tolist(), dtype=object)  # plain str, as fit records them
     for k, v in scalars.items():
         if k.startswith("state."):
             name = k[len("state."):]
@@ -511,6 +526,8 @@ def load_model(path, expected_class=None):
             _fail(path, f"unknown scalar {k!r}.")
     est.classes_ = classes
     est.n_features_in_ = n_features
+    if names is not None:
+        est.feature_names_in_ = names
     if balanced is not None:
         est._balanced_weights = np.array(balanced, dtype=np.float64)
     try:

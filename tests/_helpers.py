@@ -24,7 +24,23 @@ def model_state(est):
           for k, v in est._get_state().items()}
     st["__classes_"] = np.array(est.classes_, copy=True)
     st["__n_features_in_"] = est.n_features_in_
+    if "feature_names_in_" in est.__dict__:
+        st["__feature_names_in_"] = np.array(est.feature_names_in_, copy=True)
     return st
+
+
+class Table:
+    """The least a table needs to carry column names: ``columns`` and ``__array__``.
+
+    Stands in for a pandas DataFrame (fastbudget reads names by duck typing, so these tests
+    of the name checks run without pandas)."""
+
+    def __init__(self, X, columns):
+        self._X = np.asarray(X)
+        self.columns = list(columns)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._X, dtype=dtype)
 
 
 def assert_same_state(a, b):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import fastbudget.persist as persist
 from _dummy import DummyBudgetPerceptron
 from _estimators import ESTIMATORS, IDS, is_binary
-from _helpers import assert_same_state, model_state, stream
+from _helpers import Table, assert_same_state, model_state, stream
 from fastbudget.base import NotFittedError
 from fastbudget.persist import ModelFormatError, load_model
 
@@ -412,3 +412,48 @@ def test_saved_file_permissions_follow_the_umask_or_the_replaced_file(tmp_path):
         assert os.stat(tmp_path / "a.npz").st_mode & 0o777 == 0o640
     finally:
         os.umask(old)
+
+
+# ---------------------------------------------------------------------- feature names
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_feature_names_survive_save_load_and_pickle(id_, factory, tmp_path):
+    est = factory()
+    X, y = _data(est)
+    names = ["x0", "x1", "x2"]
+    est.fit(Table(X[:160], names), y[:160])
+    est.save(tmp_path / "m.npz")
+    for loaded in (load_model(tmp_path / "m.npz"), pickle.loads(pickle.dumps(est))):
+        assert loaded.feature_names_in_.dtype == object
+        assert loaded.feature_names_in_.tolist() == names
+        assert all(type(n) is str for n in loaded.feature_names_in_)
+        before = model_state(loaded)
+        assert_same_state(before, model_state(est))
+        with pytest.raises(ValueError, match="same order as they were in fit"):
+            loaded.predict(Table(X[:, ::-1], names[::-1]))
+        with pytest.raises(ValueError, match="same order as they were in fit"):
+            loaded.partial_fit(Table(X[160:, ::-1], names[::-1]), y[160:])
+        assert_same_state(model_state(loaded), before)
+        with pytest.warns(UserWarning, match="X does not have valid feature names"):
+            loaded.predict(X)
+        loaded.partial_fit(Table(X[160:], names), y[160:])
+    # a model without names saves no names member (files as before) and loads without names
+    est.fit(X, y).save(tmp_path / "plain.npz")
+    with np.load(tmp_path / "plain.npz", allow_pickle=False) as z:
+        assert "base.feature_names_in_" not in z.files
+    assert not hasattr(load_model(tmp_path / "plain.npz"), "feature_names_in_")
+
+
+@pytest.mark.parametrize("bad", [np.array(["a", "b"]), np.array([1, 2, 3]),
+                                 np.array([["a", "b", "c"]])])
+def test_tampered_feature_names_refused(tmp_path, bad):
+    X, y = stream(7)
+    path = tmp_path / "m.npz"
+    DummyBudgetPerceptron().fit(Table(X, ["a", "b", "c"]), y).save(path)
+
+    def manifest(meta):
+        meta["arrays"]["base.feature_names_in_"] = {"shape": list(bad.shape),
+                                                    "dtype": bad.dtype.str}
+
+    _rewrite(path, mutate_meta=manifest, arrays_update={"base.feature_names_in_": bad})
+    with pytest.raises(ModelFormatError, match="feature_names_in_ is not one name"):
+        load_model(path)

@@ -163,3 +163,27 @@ def test_sklearn_is_optional_at_run_time(tmp_path):
                        cwd=os.path.dirname(os.path.dirname(__file__)))
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == f"ok {len(ESTIMATORS)}"
+
+
+# ---------------------------------------------------------------------- feature names
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_dataframe_column_names_as_scikit_learn(id_, factory):
+    """scikit-learn's own check of feature_names_in_ (fit, then every predicting method and
+    partial_fit on reordered, renamed and missing columns), which its generator does not
+    run for estimators outside scikit-learn; with pandas, a test dependency."""
+    import pandas  # noqa: F401
+    from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+    check_dataframe_column_names_consistency(id_, factory())
+
+
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_clone_and_get_params_leave_feature_names_behind(id_, factory):
+    import pandas as pd
+
+    est = factory()
+    X, y = stream(0, n=120, n_classes=2 if is_binary(est) else 3)
+    est.fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    assert est.feature_names_in_.tolist() == ["a", "b", "c"]
+    assert "feature_names_in_" not in est.get_params(deep=True)
+    assert not hasattr(clone(est), "feature_names_in_")

@@ -3,7 +3,9 @@
 Every failing call must raise the documented exception with a message that says what is wrong,
 and leave the model bit-identical to what it was before the call.
 """
+import inspect
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 from _dummy import DummyBudgetPerceptron
 from _estimators import ESTIMATORS, IDS, KNOWN_FAILURES, is_binary
-from _helpers import assert_same_state, live_arrays, model_state, stream
+from _helpers import Table, assert_same_state, live_arrays, model_state, stream
 from fastbudget.base import NotFittedError
 from fastbudget.multiclass import OneVsRestClassifier
 
@@ -498,3 +500,128 @@ def test_memory_bytes_is_the_size_of_the_state_arrays(id_, factory):
     est.partial_fit(*_data(est, seed=3, n=100))
     assert est.memory_bytes() == sum(a.nbytes for a in live_arrays(est))
     assert _memory(est) == f"{est.memory_bytes() / 1024:,.1f} KiB"
+
+
+# ---------------------------------------------------------------------- feature names
+NAMES = ["f0", "f1", "f2"]   # the three columns of stream()
+# names that differ from NAMES (a DataFrame with other columns), the data that goes with
+# them, and what the error must say
+BAD_NAMES = {
+    "reordered": (NAMES[::-1], lambda X: X[:, ::-1],
+                  r"same order as they were in fit\.\n.*X\[model\.feature_names_in_\]"),
+    "renamed": (["f0", "g1", "f2"], lambda X: X,
+                r"unseen at fit time:\n- g1\n"
+                r"Feature names seen at fit time, yet now missing:\n- f1\n"),
+    "missing": (NAMES[:2], lambda X: X[:, :2], r"yet now missing:\n- f2\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NAMES))
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_feature_names_recorded_and_checked(id_, factory, case):
+    est = factory()
+    X, y = _data(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # matching names: no warning anywhere
+        est.fit(Table(X[:150], NAMES), y[:150])
+        est.partial_fit(Table(X[150:], NAMES), y[150:])
+        f = est.decision_function(Table(X, NAMES))
+        pred = est.predict(Table(X, NAMES))
+        est.score(Table(X, NAMES), y)
+    assert isinstance(est.feature_names_in_, np.ndarray)
+    assert est.feature_names_in_.dtype == object and est.feature_names_in_.tolist() == NAMES
+    for sub in getattr(est, "estimators_", ()):   # one-vs-rest: its learners see arrays
+        assert "feature_names_in_" not in sub.__dict__
+    names, data, msg = BAD_NAMES[case]
+    bad = Table(data(X), names)
+    before = model_state(est)
+    for method in (est.predict, est.decision_function, lambda Z: est.score(Z, y)):
+        with pytest.raises(ValueError, match=msg):
+            method(bad)
+    with pytest.raises(ValueError, match=msg):
+        est.partial_fit(bad, y)
+    assert_same_state(model_state(est), before)
+    assert np.array_equal(est.predict(Table(X, NAMES)), pred)
+    assert est.decision_function(Table(X, NAMES)).tobytes() == f.tobytes()
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_feature_names_on_one_side_only_warn(id_, factory):
+    est = factory()
+    X, y = _data(est)
+    est.fit(Table(X[:150], NAMES), y[:150])
+    f = est.decision_function(Table(X, NAMES))
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but "
+                      f"{type(est).__name__} was fitted with feature names"):
+        assert est.decision_function(X).tobytes() == f.tobytes()
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        est.partial_fit(X[150:], y[150:])          # learned, by position
+    assert est.feature_names_in_.tolist() == NAMES
+    est.fit(X, y)                                   # a new model on an array forgets them
+    assert not hasattr(est, "feature_names_in_")
+    with pytest.warns(UserWarning, match=f"X has feature names, but {type(est).__name__} was "
+                      "fitted without feature names"):
+        assert np.array_equal(est.predict(Table(X, NAMES)), est.predict(X))
+    with pytest.warns(UserWarning, match="X has feature names"):
+        est.partial_fit(Table(X, NAMES), y)
+    assert not hasattr(est, "feature_names_in_")
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_feature_names_only_when_all_are_strings(id_, factory):
+    est = factory()
+    X, y = _data(est)
+    cls = np.unique(y)
+    est.partial_fit(Table(X[:100], NAMES), y[:100], classes=cls)   # the first call records
+    assert est.feature_names_in_.tolist() == NAMES
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(Table(X, [0, 1, 2]), y)            # numbers as names: no feature names
+    assert not hasattr(est, "feature_names_in_")
+    est.fit(Table(X, NAMES), y)
+    before = model_state(est)
+    for call in (lambda: est.fit(Table(X, ["f0", 1, "f2"]), y),
+                 lambda: est.partial_fit(Table(X, ["f0", 1, "f2"]), y),
+                 lambda: est.predict(Table(X, ["f0", 1, "f2"]))):
+        with pytest.raises(TypeError,
+                           match=r"mix strings with other types \(int, str\).*astype\(str\)"):
+            call()
+        assert_same_state(model_state(est), before)
+    fresh = factory()
+    with pytest.raises(TypeError, match="mix strings"):
+        fresh.partial_fit(Table(X, ["f0", 1, "f2"]), y, classes=cls)
+    assert not fresh.__sklearn_is_fitted__() and not hasattr(fresh, "feature_names_in_")
+
+
+_ONE = [(i, f) for i, f in ESTIMATORS if hasattr(f(), "learn_one")]
+
+
+@pytest.mark.parametrize("id_,factory", _params(_ONE))
+def test_learn_one_reads_a_dict_by_feature_name(id_, factory):
+    X, y = stream(3)
+    a = factory().fit(Table(X[:100], NAMES), y[:100])
+    b = factory().fit(Table(X[:100], NAMES), y[:100])
+    for i in range(100, 110):
+        x = dict(zip(NAMES[::-1], X[i, ::-1].tolist()))   # another key order, same example
+        a.learn_one(x, y[i].item())
+        with pytest.warns(UserWarning, match="X does not have valid feature names"):
+            b.learn_one(np.ascontiguousarray(X[i]), y[i].item())    # by position
+    assert_same_state(model_state(a), model_state(b))
+    before = model_state(a)
+    for keys in (["f0", "f1", "g"], NAMES[:2], NAMES + ["f3"]):
+        with pytest.raises(ValueError, match="The feature names should match"):
+            a.learn_one(dict(zip(keys, X[110].tolist() + [0.0])), y[110].item())
+    assert_same_state(model_state(a), before)
+    if hasattr(a, "predict_one"):
+        x = dict(zip(NAMES[::-1], X[110, ::-1].tolist()))
+        assert a.predict_one(x) == a.predict(Table(X[110:111], NAMES))[0]
+        with pytest.raises(ValueError, match="yet now missing"):
+            a.predict_one({"f0": 1.0, "f1": 2.0})
+    if "classes" in inspect.signature(a.learn_one).parameters:   # may start a model
+        c = factory()
+        c.learn_one({"b": 1.0, "a": 0.0, "c": 2.0}, y[0].item(), classes=np.unique(y))
+        assert c.feature_names_in_.tolist() == ["b", "a", "c"]   # the first dict's order
+    d = factory().fit(X[:100], y[:100])
+    with pytest.warns(UserWarning, match="X has feature names"):
+        d.learn_one(dict(zip(NAMES, X[100].tolist())), y[100].item())
+    assert not hasattr(d, "feature_names_in_")

@@ -1,4 +1,6 @@
 """IncrementalSVC: the exact incremental/decremental SVM (IDSVM) of Cauwenberghs & Poggio."""
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..base import BudgetClassifier
@@ -99,7 +101,9 @@ class IncrementalSVC(BudgetClassifier):
 
         Parameters
         ----------
-        x : array-like of shape (n_features,)
+        x : array-like of shape (n_features,), or dict
+            A dict of features is keyed by feature name (see ``feature_names_in_``) or in a
+            fixed order.
         y : label, one of ``classes_`` (or of the two classes of the first call)
         sample_weight : float >= 0
 
@@ -107,7 +111,7 @@ class IncrementalSVC(BudgetClassifier):
         -------
         int
         """
-        x = np.asarray(x, dtype=np.float64).reshape(1, -1) if np.ndim(x) == 1 else x
+        x = self._one_example(x) if isinstance(x, Mapping) or np.ndim(x) == 1 else x
         if not self.__sklearn_is_fitted__():
             raise ValueError(
                 "learn_one needs a fitted model (the classes must be known): call "

@@ -237,11 +237,10 @@ class SVIncrementalClassifier(BudgetClassifier):
 
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn a batch of one example (the previous support vectors are reweighted first,
-        as for any batch)."""
-        if isinstance(x, dict):
-            x = list(x.values())
-        x = np.asarray(x, dtype=np.float64).reshape(1, -1)
-        return self.partial_fit(x, [y], classes=classes, sample_weight=[sample_weight])
+        as for any batch). ``x``: a 1-D array-like, or a dict of features (keyed by feature
+        name, see ``feature_names_in_``, or in a fixed order)."""
+        return self.partial_fit(self._one_example(x), [y], classes=classes,
+                                sample_weight=[sample_weight])
 
     # ------------------------------------------------------------ fitted views
     def _sv(self):

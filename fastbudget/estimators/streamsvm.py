@@ -4,6 +4,8 @@ Rai, Daume III & Venkatasubramanian, *Streamed Learning: One-Pass SVMs*, IJCAI 2
 The compiled updates live in :mod:`fastbudget.kernels.meb`; this module validates input,
 allocates the state once and maps status codes to exceptions.
 """
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..base import BudgetClassifier, check_array
@@ -241,21 +243,19 @@ class StreamSVMClassifier(BudgetClassifier):
         self._apply_output(self._final_ball(cfg, self._st, self.n_features_in_))
 
     def learn_one(self, x, y, classes=None):
-        """Learn from a single example ``x`` (1-D array-like, or dict of features in a fixed
-        order) with label ``y``; ``classes`` as in ``partial_fit`` (needed on the first call).
-        Pays Python overhead per call; prefer ``partial_fit`` on chunks."""
-        if isinstance(x, dict):
-            x = list(x.values())
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim != 1:
-            raise ValueError(f"learn_one expects a 1-D example; got shape {x.shape}.")
-        return self.partial_fit(x.reshape(1, -1), [y], classes=classes)
+        """Learn from a single example ``x`` (1-D array-like, or dict of features: keyed by
+        feature name, see ``feature_names_in_``, or in a fixed order) with label ``y``;
+        ``classes`` as in ``partial_fit`` (needed on the first call). Pays Python overhead per
+        call; prefer ``partial_fit`` on chunks."""
+        if not isinstance(x, Mapping):
+            x = np.asarray(x, dtype=np.float64)
+            if x.ndim != 1:
+                raise ValueError(f"learn_one expects a 1-D example; got shape {x.shape}.")
+        return self.partial_fit(self._one_example(x), [y], classes=classes)
 
     def predict_one(self, x):
-        """Predicted label of a single example."""
-        if isinstance(x, dict):
-            x = list(x.values())
-        return self.predict(np.asarray(x, dtype=np.float64).reshape(1, -1))[0]
+        """Predicted label of a single example (as ``learn_one`` takes it)."""
+        return self.predict(self._one_example(x))[0]
 
     def _run(self, cfg, st, X, y_pm, sw):
         """One call into compiled code; on failure raise (the base class's transaction then

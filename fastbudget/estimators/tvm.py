@@ -255,7 +255,9 @@ class TVMClassifier(BudgetClassifier):
 
         Parameters
         ----------
-        x : array-like of shape (n_features,)
+        x : array-like of shape (n_features,), or dict
+            A dict of features is keyed by feature name (see ``feature_names_in_``) or in a
+            fixed order.
         y : label, one of ``classes_`` (or of the two classes of the first call)
         sample_weight : float >= 0, default=1.0
 
@@ -267,19 +269,19 @@ class TVMClassifier(BudgetClassifier):
         -----
         The model, the counters and the exceptions are those of ``partial_fit(x.reshape(1,
         -1), [y], sample_weight=[sample_weight])``. Its costs are cut for the common case of
-        a fitted model and a float64 array ``x`` of the right width (``_check_one``; any
-        other input takes ``partial_fit``'s validation): an example that is only counted
-        (weight 0, or not Beneficial once the budget is full) changes nothing but
-        ``n_seen_``, in one compiled call, so it skips the transactional snapshot of the
-        state, which only an example that is learned needs. That one runs in
-        ``partial_fit``'s transaction: a numerical failure is handled as there (undo, R
-        rebuilt, replay; then a skip with a ``NumericalWarning`` or ``NumericalError``), and
-        any exception leaves the model exactly as it was.
+        a fitted model without ``feature_names_in_`` and a float64 array ``x`` of the right
+        width (``_check_one``; any other input, a dict too, takes ``partial_fit``'s
+        validation): an example that is only counted (weight 0, or not Beneficial once the
+        budget is full) changes nothing but ``n_seen_``, in one compiled call, so it skips
+        the transactional snapshot of the state, which only an example that is learned
+        needs. That one runs in ``partial_fit``'s transaction: a numerical failure is handled
+        as there (undo, R rebuilt, replay; then a skip with a ``NumericalWarning`` or
+        ``NumericalError``), and any exception leaves the model exactly as it was.
         """
         one = self._check_one(x, y, sample_weight)
         if one is None or self.engine_state_ is None:
-            x = np.asarray(x, dtype=np.float64).reshape(1, -1)
-            return self.partial_fit(x, np.asarray([y]), sample_weight=[sample_weight])
+            return self.partial_fit(self._one_example(x), np.asarray([y]),
+                                    sample_weight=[sample_weight])
         X, y_pm, w = one
         st, tw = self.engine_state_, self.twins_
         B = int(self.budget)
