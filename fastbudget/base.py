@@ -444,7 +444,12 @@ class BudgetClassifier:
                     keys = fitted.tolist()
                 return _NamedRow(keys, [x[k] for k in keys])
             x = list(x.values())
-        return np.asarray(x, dtype=np.float64).reshape(1, -1)
+        x = np.asarray(x, dtype=np.float64)
+        if not (x.ndim == 1 or (x.ndim == 2 and x.shape[0] == 1)):   # a (1, d) row is one too
+            raise ValueError(
+                f"Expected one example as a 1-D array-like or a dict of features; got an array "
+                f"of shape {x.shape}. Use partial_fit / predict for several rows.")
+        return x.reshape(1, -1)
 
     def _check_X_predict(self, X):
         self._check_fitted()

@@ -158,19 +158,6 @@ class OneVsRestClassifier(BudgetClassifier):
                             sample_weight=sample_weight)
 
     # ------------------------------------------------------------------ one at a time
-    @staticmethod
-    def _one_row(x):
-        """One example (1-D array-like, or dict of features in a fixed order) as a chunk of
-        one row; its values are validated by ``partial_fit`` / ``predict``."""
-        if isinstance(x, dict):
-            x = list(x.values())
-        x = np.asarray(x)
-        if x.ndim != 1:
-            raise ValueError(
-                f"Expected one example as a 1-D array-like or a dict of features; got an array "
-                f"of shape {x.shape}. Use partial_fit / predict for several rows.")
-        return x.reshape(1, -1)
-
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn from a single example: ``partial_fit`` on a chunk of one row.
 
@@ -183,7 +170,8 @@ class OneVsRestClassifier(BudgetClassifier):
         Parameters
         ----------
         x : array-like of shape (n_features,) or dict
-            A dict gives its values in its key order.
+            A dict is read as ``learn_one`` of the binary learners reads it (by
+            ``feature_names_in_`` when its keys are those names).
         y : label
         sample_weight : float >= 0, default=1.0
         classes : array-like, optional
@@ -194,13 +182,13 @@ class OneVsRestClassifier(BudgetClassifier):
         -------
         self
         """
-        return self.partial_fit(self._one_row(x), [y], classes=classes,
+        return self.partial_fit(self._one_example(x), [y], classes=classes,
                                 sample_weight=[sample_weight])
 
     def predict_one(self, x):
-        """Predicted label of a single example (1-D array-like, or dict of features in a
-        fixed order): ``predict`` on a chunk of one row."""
-        return self.predict(self._one_row(x))[0]
+        """Predicted label of a single example (1-D array-like, or dict read as in
+        ``learn_one``): ``predict`` on a chunk of one row."""
+        return self.predict(self._one_example(x))[0]
 
     def memory_bytes(self):
         """Bytes of the model state: the sum of the binary learners' ``memory_bytes()``
