@@ -8,8 +8,12 @@ errors as one line ``fastbudget: error: ...`` with exit status 2 instead of a tr
 Data sources (the ``DATA`` argument):
 
 - a path to a LIBSVM/svmlight or delimited text (CSV/TSV) file, plain or gzip/bzip2/xz
-  compressed; ``--format auto`` (default) tells them apart by the file name, then by the
-  first line (``index:value`` tokens mean LIBSVM);
+  compressed; ``--format auto`` (default) tells them apart by the file name (``.libsvm``,
+  ``.svm``, ``.svmlight``, ``.scale``; ``.csv``, ``.tsv``, ``.tab``), else by the first line
+  (``index:value`` tokens mean LIBSVM): ``.t``, ``.tr`` and ``.dat`` are read either way
+  (LIBSVM's test files and SVMlight's examples use them, and so do plain tables such as
+  Ripley's ``synth.tr``). CSV fields are separated by a tab, ``;``, ``,`` or whitespace
+  (sniffed from the first line; ``--delimiter`` to say);
 - ``-`` for standard input;
 - ``gen:NAME`` for a built-in synthetic stream (``checkerboard``, ``gauss``, ``waveform``,
   ``drifting_gaussians``, ``streamsvm_A``/``B``/``C``) with ``--n`` rows, ``--seed`` and
@@ -75,8 +79,11 @@ LEARNERS = {
 COMMON_FLAGS = ("budget", "C", "kernel", "gamma", "degree", "coef0")
 GENERATORS = ("checkerboard", "gauss", "waveform", "drifting_gaussians",
               "streamsvm_A", "streamsvm_B", "streamsvm_C")
-_LIBSVM_EXT = (".libsvm", ".svm", ".svmlight", ".t", ".tr", ".scale")
-_CSV_EXT = (".csv", ".tsv", ".tab", ".dat")
+_LIBSVM_EXT = (".libsvm", ".svm", ".svmlight", ".scale")
+_CSV_EXT = (".csv", ".tsv", ".tab")
+# .t/.tr (LIBSVM's test/train files, but also e.g. Ripley's synth.tr table) and .dat (SVMlight's
+# examples, but also many tables) say nothing about the format: their content decides
+
 _COMPRESSED_EXT = (".gz", ".bz2", ".xz")
 SCALER_SUFFIX = ".scaler.json"
 CB_GAMMA = 1.0 / (2 * 0.37)          # paper 000: RBF delta = 0.37 on standardised checkerboards
@@ -240,11 +247,19 @@ def _sniff_format(head, name):
         toks = line.replace(",", " ").split()
         if len(toks) >= 2 and all(":" in t for t in toks[1:]):
             return "libsvm"
-        if len(toks) == 1 and "," not in line and "\t" not in line:
+        if len(toks) == 1 and not any(c in line for c in ",;\t") and _is_number(toks[0]):
             return "libsvm"   # a label with no features (all zeros)
         return "csv"
     raise CLIError(f"cannot tell the format of {name} (empty or binary content); "
                    f"pass --format libsvm or --format csv.")
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_head(stream, limit=65536):
@@ -297,11 +312,13 @@ def detect_format(path, fmt):
 
 
 def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_based="auto",
-              indexing=None):
+              indexing=None, row_lines=None):
     """Chunks ``(X, y)`` of the source named by ``args.data``; also a short description.
 
     ``n_features`` (a saved model's) is used for LIBSVM files, whose missing trailing columns
     are zeros; other sources must have exactly that many columns (checked by the caller).
+    ``row_lines`` (a :class:`~fastbudget.datasets.readers.RowLines`) records the line of each
+    row of a file or standard input.
     """
     chunk_size = chunk_size or args.chunk_size
     data = args.data
@@ -316,18 +333,40 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
             first = next(chunks)
         except TypeError as exc:
             raise CLIError(f"bad --gen-param for {name}: {exc}") from None
+        except StopIteration:
+            raise CLIError(f"the stream gen:{name} has no rows; pass --n N with N >= 1.") from None
         import itertools
         return itertools.chain([first], chunks), f"{name} stream ({args.n:,} rows)", args.n
     fmt, src = detect_format(data, getattr(args, "format", "auto"))
     from .datasets import read_csv, read_libsvm
     if fmt == "libsvm":
         chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
-                             zero_based=zero_based, indexing=indexing)
+                             zero_based=zero_based, indexing=indexing, row_lines=row_lines)
     else:
         label = getattr(args, "label_column", -1)
         label = parse_value(str(label)) if label is not None else -1
-        chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type)
+        delim = getattr(args, "delimiter", None)
+        delim = {"tab": "\t", "\\t": "\t", "space": "whitespace"}.get(delim, delim)
+        chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
+                          delimiter=delim, row_lines=row_lines)
     return chunks, f"{data} ({fmt})", None
+
+
+class _Where:
+    """Names a row of the data by its number in the stream: ``where(i)`` is ``'FILE, line
+    L'`` (header, blank and comment lines counted) for a file or standard input, else
+    ``'DATA, row i+1'``."""
+
+    def __init__(self, args):
+        from .datasets.readers import RowLines
+        self.data = args.data
+        self.rows = None if args.data.startswith("gen:") else RowLines()
+
+    def __call__(self, i):
+        if self.rows is not None and i < self.rows.n_rows:
+            name = "<stdin>" if self.data == "-" else self.data
+            return f"{name}, line {self.rows.line(i):,}"
+        return f"{self.data}, row {i + 1:,}"
 
 
 # ----------------------------------------------------------------------------- scaler sidecar
@@ -407,8 +446,7 @@ def make_learner(name, params, multiclass=False, total_budget=None):
     ``OneVsRestClassifier``, which then takes ``class_weight`` (keyed by the original labels)
     and ``total_budget``."""
     import fastbudget
-    if name not in LEARNERS:
-        raise CLIError(f"unknown learner {name!r}; choose one of {', '.join(LEARNERS)}.")
+    _check_learner(name)
     cls = getattr(fastbudget, LEARNERS[name])
     valid = cls._get_param_names()
     for k in params:
@@ -437,8 +475,19 @@ def new_model(args, desc, y0):
     classes = parse_classes(args.classes)
     labels = classes if classes is not None else np.unique(y0)
     if classes is None and len(labels) < 2:
+        if len(y0) < args.chunk_size:     # a short chunk is the last one: all the data
+            raise CLIError(f"all {len(y0):,} rows of {desc} have the label "
+                           f"{_labels_fmt(labels[0])}; a classifier needs rows of two "
+                           f"classes. Is the label in another column (--label-column)?")
         raise CLIError(f"the first chunk of {desc} holds only the label "
                        f"{_labels_fmt(labels[0])}; pass --classes (e.g. --classes -1,1).")
+    if classes is None and len(labels) > 2 and labels.dtype.kind == "f":
+        frac = labels[labels != np.round(labels)]
+        if len(frac):
+            raise CLIError(f"the label column of {desc} holds {len(labels):,} different values, "
+                           f"some not whole numbers (e.g. {_labels_fmt(frac[0])}): it looks like "
+                           f"a feature, not class labels. Pass the label's column with "
+                           f"--label-column (or list the classes with --classes).")
     multiclass = args.multiclass or len(labels) > 2
     params = learner_params(args)
     total = args.total_budget
@@ -485,12 +534,17 @@ def learner_params(args):
     return params
 
 
-def _peek(chunks):
+def _no_rows(desc):
+    return CLIError(f"{desc} holds no data rows (it is empty, or has only a header, blank or "
+                    f"comment lines).")
+
+
+def _peek(chunks, desc):
     it = iter(chunks)
     try:
         first = next(it)
     except StopIteration:
-        raise CLIError("the data source holds no rows.") from None
+        raise _no_rows(desc) from None
     import itertools
     return first, itertools.chain([first], it)
 
@@ -531,6 +585,37 @@ def _stoppable():
             signal.signal(sig, h)
 
 
+def _check_features(X0, desc):
+    """A new model needs at least one feature column."""
+    if X0.shape[1] == 0:
+        raise CLIError(
+            f"{desc} has no feature columns, only the label: is the field separator one that "
+            f"is not sniffed (tab, ';', ',', whitespace)? Pass it with --delimiter.")
+
+
+def _check_labels(y, classes, row0, where, saved):
+    """Refuse a chunk with a label outside ``classes`` before the model sees it, naming
+    the row's line (the learner's own message counts rows within the chunk). ``row0`` is
+    the stream row of ``y[0]``; ``saved``: the classes are a saved model's."""
+    cls = np.asarray(classes)
+    try:
+        bad = ~np.isin(y, cls)
+    except TypeError:
+        bad = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
+    if not bad.any():
+        return
+    i = int(np.argmax(bad))
+    known = [_labels_fmt(c) for c in cls]
+    if saved:
+        fix = ("a saved model cannot learn a new class; train a new model with --classes "
+               "listing every label")
+    else:
+        fix = ("the classes are fixed by the first chunk (or --classes): pass --classes "
+               f"with every label, e.g. --classes {','.join(known + [_labels_fmt(y[i])])}")
+    raise CLIError(f"{where(row0 + i)}: label {_labels_fmt(y[i])} is not one of the model's "
+                   f"classes ({', '.join(known)}); {fix}.")
+
+
 def _until_stopped(chunks, state, needs):
     """The labelled chunks, until the stream ends or a signal is recorded in ``state``."""
     for X, y in chunks:
@@ -541,17 +626,20 @@ def _until_stopped(chunks, state, needs):
             return
 
 
-def _learn_stream(model, chunks, classes, bar, checkpoint=None, every=None):
+def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=None):
     """partial_fit over the chunks, calling ``checkpoint()`` after every ``every`` rows (at
     the end of a chunk) and stopping early on SIGINT/SIGTERM with the model as it was after
-    its last complete chunk. Returns (n rows learned, seconds in partial_fit, the signal's
-    name or None, number of checkpoints)."""
+    its last complete chunk. A chunk with a label the model does not know stops it with an
+    error that names the row by ``where`` (see :class:`_Where`). Returns (n rows learned,
+    seconds in partial_fit, the signal's name or None, number of checkpoints)."""
     n = since = n_saves = 0
     t_fit = 0.0
     first = True
     with _stoppable() as state:
         try:
             for X, y in _until_stopped(chunks, state, "pass --label-column"):
+                _check_labels(y, classes if first and classes is not None else model.classes_,
+                              n, where, saved=classes is None)
                 state["busy"] = True
                 t = time.perf_counter()
                 if first:
@@ -574,8 +662,9 @@ def _learn_stream(model, chunks, classes, bar, checkpoint=None, every=None):
     return n, t_fit, (None if sig is None else signal.Signals(sig).name), n_saves
 
 
-def standardized_stream(args, chunks, name):
-    """Apply ``--standardize``; return (chunks, Scaler)."""
+def standardized_stream(args, chunks, name, row_lines=None):
+    """Apply ``--standardize``; return (chunks, Scaler). ``row_lines``: the RowLines that
+    ``chunks`` fill, started again for the second pass of ``pass``."""
     from .datasets import StreamingStandardizer
     mode = args.standardize
     clip = getattr(args, "clip", None)
@@ -589,20 +678,35 @@ def standardized_stream(args, chunks, name):
     if mode == "warmup":
         st = StreamingStandardizer(n_warmup=args.warmup_rows, clip=clip)
         out = st.transform_stream(chunks)
-        first, out = _peek(out)      # the warm-up window is complete (or the stream ended)
+        first, out = _peek(out, name)  # the warm-up window is complete (or the stream ended)
         return out, Scaler(st.mean_, st.scale_, "warmup", st.n_samples_seen_, clip)
     if mode == "pass":
         if args.data == "-":
             raise CLIError("--standardize pass needs two passes; it cannot read standard input "
                            "(use --standardize warmup).")
         st = StreamingStandardizer(n_warmup=None, clip=clip).fit(chunks)
-        chunks2, _, _ = open_data(args)
+        if row_lines is not None:
+            row_lines.clear()
+        chunks2, _, _ = open_data(args, row_lines=row_lines)
         return ((st.transform(X), y) for X, y in chunks2), Scaler(st.mean_, st.scale_, "pass",
                                                                   st.n_samples_seen_, clip)
     raise CLIError(f"unknown --standardize {mode!r}: use warmup, pass or none.")
 
 
 # ----------------------------------------------------------------------------- commands
+def _check_output(path, option):
+    """Refuse, before any work, a place a file cannot be written to."""
+    if os.path.isdir(path):
+        raise CLIError(f"{option} {path} is a directory; give a file name, e.g. "
+                       f"{os.path.join(path, 'model.npz')}.")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CLIError(f"{option} {path}: the directory {parent} does not exist; create it "
+                       f"first.")
+    if not os.access(parent, os.W_OK):
+        raise CLIError(f"{option} {path}: the directory {parent} is not writable.")
+
+
 def _save(model, scaler, out):
     scaler.save(out)
     model.save(out)
@@ -632,18 +736,28 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
     return 0
 
 
+def _check_learner(name):
+    """Refuse an unknown learner before any data is read."""
+    if name not in LEARNERS:
+        raise CLIError(f"unknown learner {name!r}; choose one of {', '.join(LEARNERS)}.")
+
+
 def cmd_train(args):
+    _check_learner(args.learner)
     every = _check_every(args)
+    out = args.output
+    _check_output(out, "-o")
     indexing = {}
-    chunks, desc, total = open_data(args, indexing=indexing)
-    chunks, scaler = standardized_stream(args, chunks, desc)
-    (X0, y0), chunks = _peek(chunks)
+    where = _Where(args)
+    chunks, desc, total = open_data(args, indexing=indexing, row_lines=where.rows)
+    chunks, scaler = standardized_stream(args, chunks, desc, where.rows)
+    (X0, y0), chunks = _peek(chunks, desc)
+    _check_features(X0, desc)
     scaler.zero_based = indexing.get("zero_based")   # decided by the reader by now
     model, classes = new_model(args, desc, y0)
-    out = args.output
     t0 = time.perf_counter()
     with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
-        n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar,
+        n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar, where,
                                                 lambda: _save(model, scaler, out), every)
     wall = time.perf_counter() - t0
     return _finish(model, scaler, out, n, wall,
@@ -652,17 +766,19 @@ def cmd_train(args):
 
 def cmd_update(args):
     every = _check_every(args)
-    model, scaler = load_model(args.model)
-    chunks, desc, total = _model_chunks(args, model, scaler)
     out = args.output or args.model
+    _check_output(out, "-o")
+    model, scaler = load_model(args.model)
+    where = _Where(args)
+    chunks, desc, total = _model_chunks(args, model, scaler, where.rows)
     n_before = getattr(model, "n_seen_", None)
     t0 = time.perf_counter()
     with progress(total, "update", quiet=args.quiet) as bar:
-        n, t_fit, stop, n_saves = _learn_stream(model, chunks, None, bar,
+        n, t_fit, stop, n_saves = _learn_stream(model, chunks, None, bar, where,
                                                 lambda: _save(model, scaler, out), every)
     wall = time.perf_counter() - t0
     if n == 0 and stop is None:
-        raise CLIError("the data source holds no rows; the model is unchanged.")
+        raise CLIError(f"{str(_no_rows(desc))[:-1]}; the model is unchanged.")
     what = f"updated {type(model).__name__}"
     if n_before is not None:
         what += f" (seen before: {n_before:,})"
@@ -681,7 +797,7 @@ def _memory(model):
     return f"{b / 1024:,.1f} KiB"
 
 
-def _model_chunks(args, model, scaler):
+def _model_chunks(args, model, scaler, row_lines=None):
     """The data of a command on a saved model, read as the training data was (CSV labels as
     the model's, text or numbers; LIBSVM indices with the training file's base and the
     model's number of features), checked against the model's width and standardised:
@@ -695,7 +811,7 @@ def _model_chunks(args, model, scaler):
     text = np.asarray(model.classes_).dtype.kind in "OUS"
     zb = "auto" if scaler.zero_based is None else scaler.zero_based
     chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
-                                    label_type="str" if text else "numeric")
+                                    label_type="str" if text else "numeric", row_lines=row_lines)
 
     def ready():
         try:
@@ -712,6 +828,8 @@ def _model_chunks(args, model, scaler):
 
 
 def cmd_predict(args):
+    if args.output:
+        _check_output(args.output, "-o")
     model, scaler = load_model(args.model)
     chunks, desc, total = _model_chunks(args, model, scaler)
     out = open(args.output, "w") if args.output else sys.stdout
@@ -754,7 +872,7 @@ def cmd_evaluate(args):
                     unknown[_labels_fmt(lab)] = unknown.get(_labels_fmt(lab), 0) + int(c)
             bar.update(len(y))
     if n == 0:
-        raise CLIError("the data source holds no rows.")
+        raise _no_rows(desc)
     if unknown:
         note(f"note: {sum(unknown.values()):,} rows have labels the model was not trained on "
              f"({', '.join(f'{k}: {v:,}' for k, v in list(unknown.items())[:10])}); they count "
@@ -772,21 +890,27 @@ def cmd_evaluate(args):
 
 
 def cmd_prequential(args):
+    _check_learner(args.learner)
     if args.window < 1:
         raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
+    if args.save:
+        _check_output(args.save, "--save")
+    where = _Where(args)
     if args.model:
         model, scaler = load_model(args.model)
-        chunks, desc, total = _model_chunks(args, model, scaler)
+        chunks, desc, total = _model_chunks(args, model, scaler, where.rows)
         classes = None
         first_fit = False
     else:
         indexing = {}
-        chunks, desc, total = open_data(args, indexing=indexing)
-        chunks, scaler = standardized_stream(args, chunks, desc)
-        (X0, y0), chunks = _peek(chunks)
+        chunks, desc, total = open_data(args, indexing=indexing, row_lines=where.rows)
+        chunks, scaler = standardized_stream(args, chunks, desc, where.rows)
+        (X0, y0), chunks = _peek(chunks, desc)
+        _check_features(X0, desc)
         scaler.zero_based = indexing.get("zero_based")
         model, classes = new_model(args, desc, y0)
         first_fit = True
+    n_read = 0                        # rows of the stream read so far
     window = deque()
     w_n = w_c = 0
     n = correct = 0
@@ -801,6 +925,9 @@ def cmd_prequential(args):
         f.write("n_tested,cumulative_accuracy,window_accuracy\n")
         try:
             for X, y in _until_stopped(chunks, state, "prequential evaluation needs labels"):
+                _check_labels(y, classes if first_fit else model.classes_, n_read, where,
+                              saved=bool(args.model))
+                n_read += len(y)
                 state["busy"] = True
                 if first_fit:
                     # nothing to test before the first chunk is learned: learn its first
@@ -1022,6 +1149,23 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{message} (see '{self.prog} --help')")
 
 
+def _int_at_least(low):
+    """An argparse ``type``: a whole number >= ``low`` (counts of rows, examples ...)."""
+    def convert(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {v}")
+        return v
+    convert.__name__ = "int"          # argparse names the type in some messages
+    return convert
+
+
+_count = _int_at_least(1)
+
+
 def _data_options(p, formats=True):
     p.add_argument("data", metavar="DATA",
                    help="file (LIBSVM or CSV, optionally .gz/.bz2/.xz), '-' for stdin, or gen:NAME")
@@ -1029,8 +1173,12 @@ def _data_options(p, formats=True):
         p.add_argument("--format", default="auto", help="libsvm, csv or auto (default)")
         p.add_argument("--label-column", default="-1",
                        help="CSV label column: index (negative from the end) or header name")
-    p.add_argument("--chunk-size", type=int, default=10000, help="rows per chunk (default %(default)s)")
-    p.add_argument("--n", type=int, default=100_000, help="rows of a gen:NAME stream")
+        p.add_argument("--delimiter", metavar="CHAR",
+                       help="CSV field separator: one character, 'tab' or 'whitespace' "
+                            "(default: from the first line: tab, ';', ',' or whitespace)")
+    p.add_argument("--chunk-size", type=_count, default=10000,
+                   help="rows per chunk (default %(default)s)")
+    p.add_argument("--n", type=_count, default=100_000, help="rows of a gen:NAME stream")
     p.add_argument("--gen-param", action="append", metavar="K=V",
                    help="generator keyword, e.g. noise=0.15 (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of gen: streams and learners")
@@ -1048,7 +1196,7 @@ def _learner_options(p):
     p.add_argument("--param", action="append", metavar="K=V",
                    help="any other learner parameter, e.g. m1=1 (repeatable)")
     p.add_argument("--standardize", default="warmup", help="warmup (default), pass or none")
-    p.add_argument("--warmup-rows", type=int, default=10000,
+    p.add_argument("--warmup-rows", type=_count, default=10000,
                    help="rows whose statistics standardise the stream (default 10000)")
     p.add_argument("--clip", type=float, metavar="SD",
                    help="clip standardised values to [-SD, SD] (heavy-tailed attributes; "
@@ -1074,17 +1222,19 @@ def _checkpoint_option(p):
 
 
 def build_parser():
-    ap = _Parser(prog="fastbudget", description=__doc__.split("\n\n")[0],
+    ap = _Parser(prog="fastbudget", description=__doc__.split("\n\n")[0].replace("``", ""),
                  epilog="Run 'fastbudget COMMAND --help' for a command's options.")
     ap.add_argument("--version", action="store_true", help="print the version and exit")
     sub = ap.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="TVM (B = 100) on a 10^6-example noisy checkerboard stream")
-    p.add_argument("--n", type=int, default=1_000_000, help="stream length (default 10^6)")
-    p.add_argument("--budget", type=int, default=100)
+    p.add_argument("--n", type=_count, default=1_000_000, help="stream length (default 10^6)")
+    p.add_argument("--budget", type=_int_at_least(2), default=100,
+                   help="TVM's budget (default 100)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--chunk-size", type=int, default=50_000)
-    p.add_argument("--exact-n", type=int, default=None,
+    p.add_argument("--chunk-size", type=_count, default=50_000,
+                   help="rows per chunk (default 50000)")
+    p.add_argument("--exact-n", type=_count, default=None,
                    help="examples for the exact SVM (default 10000 with scikit-learn, else 2000)")
     p.add_argument("--quiet", "-q", action="store_true")
     p.add_argument("--no-plot", action="store_true")
@@ -1231,7 +1381,14 @@ def _report(exc):
         msg = (" ".join(str(exc).split()) + " On the command line: --param capacity=N (memory "
                "grows as N^2).")
     except FileNotFoundError as exc:
-        msg = f"no such file: {exc.filename or exc}"
+        # keep a message written for the case (a data set's file not in --data-dir ...)
+        own = exc.strerror and exc.strerror != os.strerror(2)
+        if not own:
+            msg = f"no such file: {exc.filename or exc}"
+        else:
+            msg = " ".join(exc.strerror.split())
+            if exc.filename and os.fspath(exc.filename) not in msg:
+                msg += f": {exc.filename}"
     except IsADirectoryError as exc:
         msg = f"{exc.filename or exc} is a directory, not a file."
     except BrokenPipeError:

@@ -701,3 +701,44 @@ def test_standardizer_clip(rng):
     for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
         with pytest.raises(ValueError, match="clip must be a positive number"):
             StreamingStandardizer(clip=bad).fit(X)
+
+
+@pytest.mark.parametrize("fmt", ["libsvm", "csv"])
+def test_row_lines_name_the_line_of_every_row(tmp_path, fmt, monkeypatch):
+    """RowLines maps each row read to its line: header, blank and comment lines are counted,
+    across chunks and block boundaries, and it stores only where rows and lines drift."""
+    from fastbudget.datasets.readers import RowLines
+    monkeypatch.setattr(_source, "BLOCK_BYTES", 32)
+    rng = np.random.default_rng(11)
+    lines = ["a,b,label"] if fmt == "csv" else ["# a comment line"]
+    want = []
+    for i in range(200):
+        if rng.random() < 0.1:
+            lines.append("" if fmt == "csv" or rng.random() < 0.5 else "# note")
+        a, b = rng.integers(0, 9, size=2)
+        lines.append(f"{a},{b},{i}" if fmt == "csv" else f"{i} 1:{a} 2:{b}")
+        want.append(len(lines))
+    path = tmp_path / "rows.txt"
+    path.write_text("\n".join(lines) + "\n")
+    where = RowLines()
+    read = read_csv if fmt == "csv" else read_libsvm
+    ys = [y for _, y in read(str(path), chunk_size=7, row_lines=where)]
+    assert np.concatenate(ys).tolist() == list(range(200))
+    assert where.n_rows == 200
+    assert [where.line(i) for i in range(200)] == want
+    assert len(where._row) == len(set(np.array(want) - np.arange(200)))
+    with pytest.raises(IndexError):
+        where.line(200)
+    with pytest.raises(TypeError):
+        read(str(path), row_lines={})
+
+
+def test_read_csv_semicolons_and_decimal_commas():
+    X, y = collect(read_csv(io.BytesIO(b"a;b;label\n1.5;2;0\n3;-4e1;1\n")))
+    assert X.tolist() == [[1.5, 2.0], [3.0, -40.0]] and y.tolist() == [0.0, 1.0]
+    X, y = collect(read_csv(io.BytesIO(b"1;2\n3;4\n"), header=False))
+    assert X.tolist() == [[1.0], [3.0]] and y.tolist() == [2.0, 4.0]
+    with pytest.raises(ValueError, match=r"line 3: value in feature column 1 '2,5' .*decimal comma"):
+        collect(read_csv(io.BytesIO(b"a;b;label\n1;2;0\n3;2,5;1\n")))
+    with pytest.raises(ValueError, match=r"label '1,x' is not a number\.$"):
+        collect(read_csv(io.BytesIO(b"a;label\n1;1,x\n")))

@@ -11,6 +11,7 @@ Errors: a missing file raises ``FileNotFoundError`` when the reader is created; 
 content raises ``ValueError`` naming the file, the 1-based line number and what is wrong, when
 the generator reaches that line (chunks before it have already been yielded).
 """
+import bisect
 import itertools
 import numbers
 import os
@@ -22,7 +23,7 @@ import numpy as np
 from ..kernels import readers as _k
 from ._source import line_blocks, open_source
 
-__all__ = ["read_libsvm", "read_csv"]
+__all__ = ["read_libsvm", "read_csv", "RowLines"]
 
 _SLOW_EXTRA = 4096
 
@@ -69,9 +70,15 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
         if v is None or not math.isfinite(v):  # 'nan', 'inf', '1e400': no learner takes them
             what = "label" if c < 0 else f"value in feature column {c}"
             kind = "a number" if v is None else "a finite number"
+            hint = ""
+            if v is None and _is_number(tok.replace(b",", b".").decode("utf-8", "replace")):
+                # ',' is then not the delimiter, so it is safe to replace everywhere
+                hint = (" It has a decimal comma: numbers need a decimal point. Export the "
+                        "file with '.' as the decimal mark, or replace every ',' by '.' "
+                        "(e.g. tr , . < IN > OUT).")
             raise ValueError(
                 f"{name}, line {line_base + ln + 1}: {what} "
-                f"{tok.decode('utf-8', 'replace')!r} is not {kind}."
+                f"{tok.decode('utf-8', 'replace')!r} is not {kind}.{hint}"
             )
         if c < 0:
             y[r] = v
@@ -83,9 +90,59 @@ def _token(buf, info):
     return buf[int(info[_k.I_TOKS]):int(info[_k.I_TOKE])].decode("utf-8", "replace")
 
 
+class RowLines:
+    """Where the rows of a reader are in its file: pass one as ``row_lines`` to
+    :func:`read_libsvm` or :func:`read_csv`, and ``line(i)`` gives the 1-based line of the
+    file (or stream) that holds data row ``i`` (0-based, counted over all chunks), header,
+    blank and comment lines included.
+
+    Memory: one entry where lines that are not rows (a header, blank or comment lines)
+    come between rows, not one per row.
+
+    Examples
+    --------
+    >>> import io
+    >>> from fastbudget.datasets.readers import RowLines, read_csv
+    >>> where = RowLines()
+    >>> chunks = list(read_csv(io.BytesIO(b"a,label\\n1,0\\n\\n2,1\\n"), row_lines=where))
+    >>> [where.line(i) for i in range(where.n_rows)]
+    [2, 4]
+    """
+
+    def __init__(self):
+        self.n_rows = 0      # rows recorded so far
+        self._row = []       # first row of each run of rows whose lines follow one another
+        self._gap = []       # its 0-based line minus its row index
+
+    def _add(self, lines):
+        """Record the 0-based lines (int64 array) of the next rows."""
+        m = lines.shape[0]
+        if m == 0:
+            return
+        gap = lines - np.arange(self.n_rows, self.n_rows + m)
+        starts = np.flatnonzero(np.diff(gap)) + 1
+        if not self._gap or gap[0] != self._gap[-1]:
+            starts = np.concatenate(([0], starts))
+        for k in starts.tolist():
+            self._row.append(self.n_rows + k)
+            self._gap.append(int(gap[k]))
+        self.n_rows += m
+
+    def clear(self):
+        """Forget the rows recorded (before the same source is read again)."""
+        self.__init__()
+
+    def line(self, i):
+        """The 1-based line of data row ``i`` (0-based); ``i`` must be below ``n_rows``."""
+        if not 0 <= i < self.n_rows:
+            raise IndexError(f"row {i} has not been read (rows read: {self.n_rows}).")
+        k = bisect.bisect_right(self._row, i) - 1
+        return i + self._gap[k] + 1
+
+
 # --------------------------------------------------------------------------- LIBSVM
 def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="auto",
-                indexing=None):
+                indexing=None, row_lines=None):
     """Stream a LIBSVM/svmlight file as dense chunks.
 
     Each line is ``label [qid:n] index:value index:value ... [# comment]`` with strictly
@@ -116,6 +173,9 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
         When given, ``indexing['zero_based']`` is set (True or False) once the reader has
         decided, before the first chunk: a file read later with the same model should be
         read with that value (``fastbudget train`` saves it beside the model).
+    row_lines : RowLines or None, default=None
+        When given, it records the line of each row as the rows are read, so that a
+        problem found later in a row (e.g. a label a model does not know) can name its line.
 
     Yields
     ------
@@ -148,10 +208,18 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
     _check_exists(path_or_file)
-    return _libsvm_chunks(path_or_file, n_features, chunk_size, zero_based, indexing)
+    _check_row_lines(row_lines)
+    return _libsvm_chunks(path_or_file, n_features, chunk_size, zero_based, indexing,
+                          row_lines)
 
 
-def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None):
+def _check_row_lines(row_lines):
+    if row_lines is not None and not isinstance(row_lines, RowLines):
+        raise TypeError(f"row_lines must be a RowLines object or None, got "
+                        f"{type(row_lines).__name__}.")
+
+
+def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_lines=None):
     stream, close, name, reopen = open_source(src)
     try:
         offset = None if zero_based == "auto" else (0 if zero_based else 1)
@@ -192,14 +260,16 @@ def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None):
                 n_cols = n_features
         if indexing is not None:
             indexing["zero_based"] = offset == 0
-        yield from _libsvm_parse(blocks, n_cols, offset, chunk_size, name, inferred, offset_from)
+        yield from _libsvm_parse(blocks, n_cols, offset, chunk_size, name, inferred, offset_from,
+                                 row_lines)
     finally:
         close()
 
 
-def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from):
+def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, row_lines):
     X = np.zeros((chunk_size, d))
     y = np.zeros(chunk_size)
+    row_line = np.zeros(chunk_size, dtype=np.int64)
     row = 0
     slow = np.empty((d + _SLOW_EXTRA, 5), dtype=np.int64)
     info = _new_info()
@@ -209,10 +279,13 @@ def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from):
         line_base += buf.count(b"\n", 0, pos)
         while pos < end:
             info[_k.I_NSLOW] = 0
-            st = _k.parse_libsvm(arr, pos, end, X, y, row, offset, True, slow, info)
+            r0 = row
+            st = _k.parse_libsvm(arr, pos, end, X, y, row, offset, True, slow, row_line, info)
             _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
             if st >= 10:
                 raise _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_from)
+            if row_lines is not None:
+                row_lines._add(line_base + row_line[r0:int(info[_k.I_ROWS])])
             line_base += int(info[_k.I_LINES])
             pos = int(info[_k.I_POS])
             row = int(info[_k.I_ROWS])
@@ -319,7 +392,7 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
 
 
 def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
-             label_type="numeric"):
+             label_type="numeric", row_lines=None):
     """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
 
     All columns except the label must be numbers; there is no quoting and no missing-value
@@ -334,7 +407,10 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         None when the file has no label (``y_chunk`` is then None).
     delimiter : str or None, default=None
         A single character, or ``'whitespace'`` for runs of spaces/tabs. None sniffs the first
-        non-blank line: tab if it has one, else comma if it has one, else whitespace.
+        non-blank line: tab if it has one, else semicolon if it has one (spreadsheets export
+        ';'-separated files where ',' is the decimal mark), else comma if it has one, else
+        whitespace. Numbers need a decimal point: a decimal comma (``1,5``) raises a
+        ``ValueError`` that says so.
     header : 'auto', bool, default='auto'
         Whether the first non-blank line is a header. ``'auto'``: it is a header when one of
         its fields is not a number (the label field is ignored when ``label_type='str'``), or
@@ -346,6 +422,8 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         Labels as float64, or as strings (e.g. ``'A'`` in UCI letter). ``'auto'``: strings
         when the label field of the first data line is not a number (that line is data, not a
         header, when every other field is a number), else numbers.
+    row_lines : RowLines or None, default=None
+        As in :func:`read_libsvm`: records the line of each row.
 
     Yields
     ------
@@ -385,11 +463,13 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         raise ValueError(f"label_column must be an int, a column name or None, got {label_column!r}.")
     if isinstance(label_column, str) and header is False:
         raise ValueError("label_column given by name needs a header line; pass header=True or 'auto'.")
+    _check_row_lines(row_lines)
     _check_exists(path_or_file)
-    return _csv_chunks(path_or_file, label_column, delimiter, header, chunk_size, label_type)
+    return _csv_chunks(path_or_file, label_column, delimiter, header, chunk_size, label_type,
+                       row_lines)
 
 
-def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type):
+def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, row_lines=None):
     stream, close, name, _ = open_source(src)
     try:
         raw_blocks = line_blocks(stream, name)
@@ -411,7 +491,7 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type):
         buf, p, q, end = first
         text = buf[p:q].decode("utf-8", "replace").strip()
         if delimiter is None:
-            delim = "\t" if "\t" in text else ("," if "," in text else None)
+            delim = next((c for c in "\t;," if c in text), None)
         else:
             delim = None if delimiter == " " else delimiter
         tokens = _split(text, delim)
@@ -450,19 +530,20 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type):
         blocks = itertools.chain([(buf, start, end)], ((b, 0, e) for b, e in raw_blocks))
         dbyte = -1 if delim is None else ord(delim)
         yield from _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
-                              line_base, delim)
+                              line_base, delim, row_lines)
     finally:
         close()
 
 
 def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name, line_base,
-               delim):
+               delim, row_lines):
     d = n_tokens - (1 if label_col >= 0 else 0)
     str_labels = label_type == "str" and label_col >= 0
     X = np.empty((chunk_size, d))
     y = np.zeros(chunk_size)
     labels = []
     span = np.empty((chunk_size if str_labels else 0, 2), dtype=np.int64)
+    row_line = np.zeros(chunk_size, dtype=np.int64)
     row = 0
     slow = np.empty((n_tokens + _SLOW_EXTRA, 5), dtype=np.int64)
     info = _new_info()
@@ -476,10 +557,12 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
             info[_k.I_NSLOW] = 0
             r0 = row
             st = _k.parse_delimited(arr, pos, end, dbyte, n_tokens, label_col, X, y, span, row,
-                                    slow, info)
+                                    slow, row_line, info)
             _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
             if st >= 10:
                 raise _csv_error(st, buf, info, name, line_base, n_tokens, delim)
+            if row_lines is not None:
+                row_lines._add(line_base + row_line[r0:int(info[_k.I_ROWS])])
             line_base += int(info[_k.I_LINES])
             pos = int(info[_k.I_POS])
             row = int(info[_k.I_ROWS])
@@ -498,7 +581,7 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
 def _csv_error(st, buf, info, name, line_base, n_tokens, delim):
     where = f"{name}, line {line_base + int(info[_k.I_ERRLINE]) + 1}"
     detail = int(info[_k.I_DETAIL])
-    dname = {None: "whitespace", ",": "','", "\t": "tab"}.get(delim, repr(delim))
+    dname = {None: "whitespace", ",": "','", "\t": "tab", ";": "';'"}.get(delim, repr(delim))
     if st in (_k.ERR_TOO_FEW, _k.ERR_TOO_MANY):
         msg = (f"expected {n_tokens} fields (as on the first line) separated by {dname}, "
                f"found {detail}: {_token(buf, info)[:200]!r}")

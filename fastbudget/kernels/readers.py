@@ -222,7 +222,7 @@ def _add_slow(slow, k, s, e, row, col, line):
 
 
 @njit(cache=True)
-def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, info):
+def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, row_line, info):
     """Parse LIBSVM/svmlight lines ``label idx:val idx:val ... [# comment]`` into dense rows.
 
     Parameters
@@ -244,6 +244,9 @@ def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, info):
     slow : ndarray of int64, shape (cap, 5)
         Slow tokens (see module docstring). Modified in place. ``cap`` must exceed
         ``n_features + 2`` so that any valid line fits.
+    row_line : ndarray of int64, shape (chunk_size,)
+        The line of each row stored, counted from ``pos`` (0 for the first line of the
+        call), so that the caller can name a row's line in the file. Modified in place.
     info : ndarray of int64, shape (INFO_SIZE,)
         Modified in place. ``I_NSLOW`` must be 0 on entry; ``I_MAXIDX`` and ``I_MININDEX``
         accumulate.
@@ -354,6 +357,7 @@ def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, info):
             status = err
             info[I_ERRLINE] = lines
             break
+        row_line[row] = lines
         row += 1
         lines += 1
         pos = le + 1
@@ -369,7 +373,7 @@ def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, info):
 
 @njit(cache=True)
 def parse_delimited(buf, pos, end, delim, n_tokens, label_col, X, y, lab_span, row, slow,
-                    info):
+                    row_line, info):
     """Parse delimited text lines (CSV, TSV or whitespace-separated) into dense rows.
 
     Each non-blank line must hold exactly ``n_tokens`` fields. Spaces and tabs around a field
@@ -397,6 +401,8 @@ def parse_delimited(buf, pos, end, delim, n_tokens, label_col, X, y, lab_span, r
         First row to fill.
     slow : ndarray of int64, shape (cap, 5)
         Slow tokens; ``cap`` must exceed ``n_tokens``. Modified in place.
+    row_line : ndarray of int64, shape (chunk_size,)
+        As in :func:`parse_libsvm`. Modified in place.
     info : ndarray of int64, shape (INFO_SIZE,)
         Modified in place (``I_DETAIL`` holds the field count or field number on errors).
 
@@ -531,6 +537,7 @@ def parse_delimited(buf, pos, end, delim, n_tokens, label_col, X, y, lab_span, r
             info[I_ERRLINE] = lines
             status = err
             break
+        row_line[row] = lines
         row += 1
         lines += 1
         pos = le + 1

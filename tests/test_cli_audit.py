@@ -1,0 +1,211 @@
+"""Fixes from a fresh-user audit of the command line: where an unknown label sits in the file,
+ambiguous file extensions (.t, .tr, .dat), ';'-separated CSV and decimal commas, counts that
+must be positive, and clear one-line messages for wrong inputs (no traceback, no 'please
+report')."""
+import os
+
+import numpy as np
+import pytest
+
+import fastbudget
+from fastbudget import cli
+from fastbudget.datasets import make_checkerboard
+
+from test_cli import error_line, run, write_libsvm
+
+
+def _line_of(path, text):
+    """1-based number of the only line of ``path`` equal to ``text``."""
+    lines = path.read_text().split("\n")
+    hits = [i + 1 for i, ln in enumerate(lines) if ln == text]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+# ----------------------------------------------------------------------------- 1. label lines
+@pytest.fixture
+def new_label_csv(tmp_path):
+    """A header, blank lines, and a label 7 that first appears in the third chunk of 10."""
+    rng = np.random.default_rng(5)
+    rows = [f"{a:.4f},{b:.4f},{1 if i % 2 else -1}"
+            for i, (a, b) in enumerate(rng.normal(size=(30, 2)))]
+    rows[24] = rows[24].rsplit(",", 1)[0] + ",7"
+    rows.insert(12, "")                       # blank lines are not rows
+    rows.insert(3, "  ")
+    path = tmp_path / "new_label.csv"
+    path.write_text("a,b,label\n" + "\n".join(rows) + "\n")
+    return path, rows[26]
+
+
+@pytest.mark.parametrize("command", ["train", "prequential"])
+def test_unknown_label_names_its_line_in_the_file(new_label_csv, tmp_path, command):
+    path, bad_row = new_label_csv
+    extra = ["--no-plot", "--out", tmp_path] if command == "prequential" else ["-o", tmp_path / "m.npz"]
+    line = error_line(command, "tvm", path, "--chunk-size", 10, "--budget", 10, *extra)
+    want = _line_of(path, bad_row)            # 28: header, 2 blank lines, row 25
+    assert f"{path}, line {want}: label 7 is not one of the model's classes (-1, 1)" in line
+    assert "--classes -1,1,7" in line
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_unknown_label_line_with_standardize_pass_and_stdin(new_label_csv, tmp_path):
+    path, bad_row = new_label_csv
+    want = _line_of(path, bad_row)
+    line = error_line("train", "tvm", path, "--chunk-size", 10, "--standardize", "pass",
+                      "-o", tmp_path / "m.npz")
+    assert f"line {want}: label 7" in line
+    line = error_line("train", "tvm", "-", "--chunk-size", 10, "-o", tmp_path / "m.npz",
+                      stdin=path.read_bytes())
+    assert f"<stdin>, line {want}: label 7" in line
+
+
+def test_update_unknown_label_names_line_and_keeps_model(tmp_path):
+    X, y = make_checkerboard(40, random_state=0)
+    write_libsvm(tmp_path / "a.svm", X[:20], y[:20])
+    run("train", "tvm", tmp_path / "a.svm", "-o", tmp_path / "m.npz", "-q")
+    before = (tmp_path / "m.npz").read_bytes()
+    write_libsvm(tmp_path / "b.svm", X[20:], y[20:])
+    with open(tmp_path / "b.svm", "a") as f:
+        f.write("# more rows\n\n3 1:0.5 2:0.5\n")
+    line = error_line("update", tmp_path / "m.npz", tmp_path / "b.svm", "--chunk-size", 7)
+    assert f"b.svm, line {_line_of(tmp_path / 'b.svm', '3 1:0.5 2:0.5')}: label 3" in line
+    assert "a saved model cannot learn a new class" in line
+    assert (tmp_path / "m.npz").read_bytes() == before
+
+
+# ----------------------------------------------------------------------------- 2. .t / .tr / .dat
+def test_tr_table_with_header_is_read_as_text(tmp_path):
+    """Ripley's synth.tr: a whitespace table with the header 'xs ys yc'."""
+    X, y = make_checkerboard(60, random_state=1)
+    path = tmp_path / "synth.tr"
+    path.write_text("    xs            ys       yc\n" + "".join(
+        f"  {a: .8f}  {b: .8f}    {int(lab > 0)}\n" for (a, b), lab in zip(X, y)))
+    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q")
+    assert "60 examples x 2 features" in out
+    assert "(csv)" in run("evaluate", tmp_path / "m.npz", path, "-q")[1]
+
+
+@pytest.mark.parametrize("name", ["test.t", "train.tr", "train.dat", "test.t.gz"])
+def test_libsvm_with_ambiguous_extension_is_still_libsvm(tmp_path, name):
+    X, y = make_checkerboard(50, random_state=2)
+    plain = tmp_path / "plain.svm"
+    write_libsvm(plain, X, y)
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        import gzip
+        path.write_bytes(gzip.compress(plain.read_bytes()))
+    else:
+        path.write_bytes(plain.read_bytes())
+    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q")
+    assert "50 examples x 2 features" in out
+    assert "(libsvm)" in run("evaluate", tmp_path / "m.npz", path, "-q")[1]
+
+
+def test_sniff_format_single_fields():
+    assert cli._sniff_format(b"1\n-1 3:2\n", "x") == "libsvm"     # a label, no features
+    assert cli._sniff_format(b"a;b;label\n1;2;0\n", "x") == "csv"
+    assert cli._sniff_format(b"1;2;0\n", "x") == "csv"
+    assert cli._sniff_format(b"a|b|c\n", "x") == "csv"
+
+
+# ----------------------------------------------------------------------------- 3. ';' CSV
+def test_semicolon_csv_is_read(tmp_path):
+    X, y = make_checkerboard(40, random_state=3)
+    path = tmp_path / "excel.csv"
+    path.write_text("a;b;label\n" + "".join(
+        f"{a:.6f};{b:.6f};{lab:g}\n" for (a, b), lab in zip(X, y)))
+    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q",
+                    "--standardize", "none")
+    assert "40 examples x 2 features" in out
+    model = fastbudget.load(tmp_path / "m.npz")
+    assert list(model.classes_) == [-1.0, 1.0]
+    assert model.n_features_in_ == 2
+
+
+def test_decimal_comma_is_named(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_text("a;b;label\n0,5;1,25;1\n2,5;3;-1\n")
+    line = error_line("train", "tvm", path, "-o", tmp_path / "m.npz")
+    assert "line 2" in line and "'0,5'" in line and "decimal comma" in line
+
+
+def test_other_separator_says_delimiter(tmp_path):
+    path = tmp_path / "pipes.txt"
+    path.write_text("a|b|label\n1|2|0\n3|4|1\n5|1|0\n")
+    line = error_line("train", "tvm", path, "-o", tmp_path / "m.npz")
+    assert "no feature columns" in line and "--delimiter" in line
+    _, out, _ = run("train", "tvm", path, "--delimiter", "|", "-o", tmp_path / "m.npz", "-q")
+    assert "3 examples x 2 features" in out
+
+
+# ----------------------------------------------------------------------------- 4. counts
+@pytest.mark.parametrize("args", [("demo", "--n", 0), ("demo", "--n", -5),
+                                  ("demo", "--exact-n", 0), ("demo", "--chunk-size", 0),
+                                  ("demo", "--budget", 1),
+                                  ("train", "tvm", "gen:gauss", "--n", 0),
+                                  ("train", "tvm", "gen:gauss", "--chunk-size", -1),
+                                  ("train", "tvm", "gen:gauss", "--warmup-rows", 0)])
+def test_counts_must_be_positive(args):
+    code, out, err = run(*args, "--no-plot" if args[0] == "demo" else "-q", ok=False)
+    assert code == 2 and out == ""
+    assert err.startswith(f"fastbudget: error: argument {args[-2]}: must be at least ")
+    assert f"(see 'fastbudget {args[0]} --help')" in err
+
+
+# ----------------------------------------------------------------------------- 5. wrong inputs
+def test_output_checked_before_training(tmp_path):
+    X, y = make_checkerboard(30, random_state=4)
+    write_libsvm(tmp_path / "a.svm", X, y)
+    line = error_line("train", "tvm", tmp_path / "a.svm", "-o", tmp_path)
+    assert "is a directory; give a file name" in line
+    line = error_line("train", "tvm", tmp_path / "a.svm", "-o", tmp_path / "no" / "m.npz")
+    assert f"the directory {tmp_path / 'no'} does not exist" in line
+    run("train", "tvm", tmp_path / "a.svm", "-o", tmp_path / "m.npz", "-q")
+    line = error_line("update", tmp_path / "m.npz", tmp_path / "a.svm", "-o", tmp_path)
+    assert "is a directory" in line
+    line = error_line("prequential", "tvm", tmp_path / "a.svm", "--no-plot", "--out", tmp_path,
+                      "--save", tmp_path / "no" / "m.npz")
+    assert "does not exist" in line
+
+
+def test_header_only_and_empty_files_are_named(tmp_path):
+    (tmp_path / "h.csv").write_text("a,b,label\n")
+    (tmp_path / "e.csv").write_text("")
+    for name in ("h.csv", "e.csv"):
+        line = error_line("train", "tvm", tmp_path / name, "-o", tmp_path / "m.npz")
+        assert f"{name} (csv) holds no data rows" in line
+
+
+def test_one_class_file_and_feature_as_label(tmp_path):
+    (tmp_path / "one.csv").write_text("a,b,label\n1,2,1\n3,4,1\n5,6,1\n")
+    line = error_line("train", "tvm", tmp_path / "one.csv", "-o", tmp_path / "m.npz")
+    assert "all 3 rows" in line and "label 1" in line and "--label-column" in line
+    X, y = make_checkerboard(20, random_state=6)
+    with open(tmp_path / "f.csv", "w") as f:
+        for (a, b), lab in zip(X, y):
+            f.write(f"{lab:g},{a:.5f},{b:.5f}\n")
+    line = error_line("train", "tvm", tmp_path / "f.csv", "-o", tmp_path / "m.npz")
+    assert "looks like a feature" in line and "--label-column" in line
+    _, out, _ = run("train", "tvm", tmp_path / "f.csv", "--label-column", 0,
+                    "-o", tmp_path / "m.npz", "-q")
+    assert "20 examples x 2 features" in out
+
+
+def test_unknown_learner_before_reading_data(tmp_path):
+    (tmp_path / "one.csv").write_text("a,b,label\n1,2,1\n")
+    assert "unknown learner 'nope'" in error_line("train", "nope", tmp_path / "one.csv")
+    assert "unknown learner 'nope'" in error_line("prequential", "nope", tmp_path / "one.csv")
+
+
+def test_file_not_found_keeps_its_own_message(capsys):
+    exc = FileNotFoundError(2, "Data set 'banana': file 'x.txt' not found in '/d'", "/d/x.txt")
+    assert cli._report(exc) == 2
+    err = capsys.readouterr().err
+    assert "Data set 'banana': file 'x.txt' not found in '/d': /d/x.txt" in err
+    assert cli._report(FileNotFoundError(2, os.strerror(2), "gone.csv")) == 2
+    assert "no such file: gone.csv" in capsys.readouterr().err
+
+
+def test_help_has_no_markup():
+    _, out, _ = run("--help")
+    assert "``" not in out and "fastbudget command line" in out
