@@ -501,6 +501,11 @@ def new_model(args, desc, y0):
         raise CLIError(f"--total-budget {total} is too small for {k} one-vs-rest learners: "
                        f"each needs a budget of at least 2, so pass at least {2 * k}.")
     model = make_learner(args.learner, params, multiclass, total)
+    if len(y0) < 2 and model._gamma_from_data():
+        raise CLIError(f"the first chunk of {desc} has one row, but gamma 'scale' (the default) "
+                       f"is 1 / (n_features * variance) of the first chunk, which one row cannot "
+                       f"tell: pass --gamma NUMBER (about 1 / n_features on standardised data) "
+                       f"or a --chunk-size of at least 2.")
     if multiclass:
         share = model.estimator.get_params().get("budget")
         if total is not None:

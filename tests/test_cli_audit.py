@@ -191,6 +191,24 @@ def test_one_class_file_and_feature_as_label(tmp_path):
     assert "20 examples x 2 features" in out
 
 
+def test_chunk_of_one_row_with_gamma_scale_says_what_to_pass(tmp_path):
+    X, y = make_checkerboard(40, random_state=8)
+    with open(tmp_path / "c.csv", "w") as f:
+        for (a, b), lab in zip(X, y):
+            f.write(f"{a:.5f},{b:.5f},{lab:g}\n")
+    for learner in ("tvm", "idsvm"):
+        line = error_line("train", learner, tmp_path / "c.csv", "--chunk-size", 1,
+                          "--classes", "-1,1", "-o", tmp_path / "m.npz")
+        assert "one row" in line and "--gamma" in line and "--chunk-size" in line
+    assert not (tmp_path / "m.npz").exists()
+    _, out, _ = run("train", "tvm", tmp_path / "c.csv", "--chunk-size", 1, "--classes", "-1,1",
+                    "--gamma", "0.5", "-o", tmp_path / "m.npz", "-q")
+    assert "40 examples x 2 features" in out
+    _, out, _ = run("train", "tvm", tmp_path / "c.csv", "--chunk-size", 1, "--classes", "-1,1",
+                    "--kernel", "linear", "-o", tmp_path / "m.npz", "-q")
+    assert "40 examples x 2 features" in out
+
+
 def test_unknown_learner_before_reading_data(tmp_path):
     (tmp_path / "one.csv").write_text("a,b,label\n1,2,1\n")
     assert "unknown learner 'nope'" in error_line("train", "nope", tmp_path / "one.csv")
