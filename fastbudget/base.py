@@ -383,8 +383,8 @@ class BudgetClassifier:
 
         Raises ``ValueError`` when both have names and they differ (other names, missing ones,
         another order) and ``TypeError`` for mixed-type names; warns (``UserWarning``) when
-        only one side has names. Nothing is modified. The messages start as scikit-learn's,
-        so that code filtering its warnings or matching its errors works alike.
+        only one side has names. Nothing is modified. The ``ValueError`` starts with the lines
+        scikit-learn's own check (``check_dataframe_column_names_consistency``) matches.
         """
         fitted = self.__dict__.get("feature_names_in_")
         names = _feature_names(X)
@@ -393,17 +393,15 @@ class BudgetClassifier:
         name = type(self).__name__
         if fitted is None:
             warnings.warn(
-                f"X has feature names, but {name} was fitted without feature names. The "
-                "columns of X are used by position, so they must be in the order of the "
-                "training data's.",
+                f"This X has column names, but {name} was trained on data without them; its "
+                "columns are used by position, so they must come in the training data's order.",
                 UserWarning, stacklevel=4)
             return
         if names is None:
             warnings.warn(
-                f"X does not have valid feature names, but {name} was fitted with feature "
-                "names. The columns of X are taken to be, in order, those of "
-                "feature_names_in_; pass a DataFrame with these column names to have them "
-                "checked.",
+                f"This X has no column names, but {name} was trained on named columns "
+                "(feature_names_in_); its columns are taken by position as those, in that "
+                "order. Pass a DataFrame with those column names to have them checked.",
                 UserWarning, stacklevel=4)
             return
         if names.shape == fitted.shape and (names == fitted).all():

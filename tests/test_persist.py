@@ -433,7 +433,7 @@ def test_feature_names_survive_save_load_and_pickle(id_, factory, tmp_path):
         with pytest.raises(ValueError, match="same order as they were in fit"):
             loaded.partial_fit(Table(X[160:, ::-1], names[::-1]), y[160:])
         assert_same_state(model_state(loaded), before)
-        with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        with pytest.warns(UserWarning, match="This X has no column names"):
             loaded.predict(X)
         loaded.partial_fit(Table(X[160:], names), y[160:])
     # a model without names saves no names member (files as before) and loads without names

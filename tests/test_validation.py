@@ -551,18 +551,18 @@ def test_feature_names_on_one_side_only_warn(id_, factory):
     X, y = _data(est)
     est.fit(Table(X[:150], NAMES), y[:150])
     f = est.decision_function(Table(X, NAMES))
-    with pytest.warns(UserWarning, match="X does not have valid feature names, but "
-                      f"{type(est).__name__} was fitted with feature names"):
+    with pytest.warns(UserWarning, match="This X has no column names, but "
+                      f"{type(est).__name__} was trained on named columns"):
         assert est.decision_function(X).tobytes() == f.tobytes()
-    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+    with pytest.warns(UserWarning, match="This X has no column names"):
         est.partial_fit(X[150:], y[150:])          # learned, by position
     assert est.feature_names_in_.tolist() == NAMES
     est.fit(X, y)                                   # a new model on an array forgets them
     assert not hasattr(est, "feature_names_in_")
-    with pytest.warns(UserWarning, match=f"X has feature names, but {type(est).__name__} was "
-                      "fitted without feature names"):
+    with pytest.warns(UserWarning, match=f"This X has column names, but {type(est).__name__} "
+                      "was trained on data without them"):
         assert np.array_equal(est.predict(Table(X, NAMES)), est.predict(X))
-    with pytest.warns(UserWarning, match="X has feature names"):
+    with pytest.warns(UserWarning, match="This X has column names"):
         est.partial_fit(Table(X, NAMES), y)
     assert not hasattr(est, "feature_names_in_")
 
@@ -604,7 +604,7 @@ def test_learn_one_reads_a_dict_by_feature_name(id_, factory):
     for i in range(100, 110):
         x = dict(zip(NAMES[::-1], X[i, ::-1].tolist()))   # another key order, same example
         a.learn_one(x, y[i].item())
-        with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        with pytest.warns(UserWarning, match="This X has no column names"):
             b.learn_one(np.ascontiguousarray(X[i]), y[i].item())    # by position
     assert_same_state(model_state(a), model_state(b))
     before = model_state(a)
@@ -622,6 +622,6 @@ def test_learn_one_reads_a_dict_by_feature_name(id_, factory):
         c.learn_one({"b": 1.0, "a": 0.0, "c": 2.0}, y[0].item(), classes=np.unique(y))
         assert c.feature_names_in_.tolist() == ["b", "a", "c"]   # the first dict's order
     d = factory().fit(X[:100], y[:100])
-    with pytest.warns(UserWarning, match="X has feature names"):
+    with pytest.warns(UserWarning, match="This X has column names"):
         d.learn_one(dict(zip(NAMES, X[100].tolist())), y[100].item())
     assert not hasattr(d, "feature_names_in_")
