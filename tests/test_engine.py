@@ -738,6 +738,22 @@ def test_one_class_prefix_property(kernel, d, n_prefix, n_other, dup, first, C, 
     _learn_and_check(X, y, order, kernel, C, f"{kernel} d={d} C={C}")
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "REPORTED (session 9, found by the property test above with a random seed): with two "
+    "pairs of duplicates that also have opposite-label copies (linear, d = 2), the path of "
+    "the 14th example ends with three margin vectors outside the box by round-off: alphas "
+    "-5.2e-12, -1.1e-11 and C + 1.6e-11 (their sum times y is 0, so snapping all three to "
+    "their bounds would keep sum(alpha y) = 0). Why no bound event fired for them is not yet "
+    "diagnosed."))
+def test_one_class_prefix_duplicates_box_round_off():
+    """The property test's falsifying example, kept deterministic (see the xfail reason)."""
+    kernel, d, n_prefix, n_other, dup, first, C, seed = "linear", 2, 12, 2, 2, 1.0, 1.0, 502540
+    rng = np.random.default_rng(seed)
+    X, y = _tied_family(rng, n_prefix, n_other, d=d, dup=dup, first=first)
+    order = np.concatenate([rng.permutation(n_prefix), n_prefix + rng.permutation(n_other)])
+    _learn_and_check(X, y, order, kernel, C, f"{kernel} d={d} C={C}")
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_one_class_prefix_then_change_C_and_reweight(kernel):
     """The tied vertex reached by the other two paths (BOUNDS): change C and reweight
