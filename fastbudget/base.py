@@ -449,6 +449,35 @@ class BudgetClassifier:
                 f"of shape {x.shape}. Use partial_fit / predict for several rows.")
         return x.reshape(1, -1)
 
+    def learn_one(self, x, y, sample_weight=1.0, classes=None):
+        """Learn from a single example: ``partial_fit`` on a chunk of one row, with the same
+        model, errors and rollback.
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,) or dict
+            A dict keyed by feature names is read by name (see ``feature_names_in_`` and
+            ``_one_example``); other dicts give their values in their order.
+        y : label
+        sample_weight : float >= 0, default=1.0
+        classes : array-like, optional
+            All labels of the stream; needed on the first call (one example shows one
+            class), as ``partial_fit``'s.
+
+        Returns
+        -------
+        self
+
+        Pays Python overhead (and the transactional snapshot) per call; prefer
+        ``partial_fit`` on chunks.
+        """
+        return self.partial_fit(self._one_example(x), [y], classes=classes,
+                                sample_weight=[sample_weight])
+
+    def predict_one(self, x):
+        """Predicted label of a single example, given as ``learn_one`` takes it."""
+        return self.predict(self._one_example(x))[0]
+
     def _check_X_predict(self, X):
         self._check_fitted()
         self._check_X_names(X)

@@ -236,6 +236,7 @@ class _Chain(io.RawIOBase):
 
 
 def _sniff_format(head, name):
+    from .datasets.readers import _is_number
     if b"\x00" in head[:4096]:
         raise CLIError(f"cannot tell the format of {name} (binary content); "
                        f"pass --format libsvm or --format csv for a text file.")
@@ -252,14 +253,6 @@ def _sniff_format(head, name):
         return "csv"
     raise CLIError(f"cannot tell the format of {name} (empty or binary content); "
                    f"pass --format libsvm or --format csv.")
-
-
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _read_head(stream, limit=65536):

@@ -157,39 +157,6 @@ class OneVsRestClassifier(BudgetClassifier):
             est.partial_fit(X, np.where(y_idx == k, 1, -1), classes=pm,
                             sample_weight=sample_weight)
 
-    # ------------------------------------------------------------------ one at a time
-    def learn_one(self, x, y, sample_weight=1.0, classes=None):
-        """Learn from a single example: ``partial_fit`` on a chunk of one row.
-
-        Every binary learner learns the example (label +1 for the learner of its class, -1
-        for the others), through its ``partial_fit``; the model, the errors and the
-        rollback are those of ``partial_fit(x.reshape(1, -1), [y], classes=classes,
-        sample_weight=[sample_weight])``. Pays Python overhead and one transactional
-        snapshot of all learners per call; prefer ``partial_fit`` on chunks.
-
-        Parameters
-        ----------
-        x : array-like of shape (n_features,) or dict
-            A dict is read as ``learn_one`` of the binary learners reads it (by
-            ``feature_names_in_`` when its keys are those names).
-        y : label
-        sample_weight : float >= 0, default=1.0
-        classes : array-like, optional
-            All labels of the stream; needed on the first call (one example shows one
-            class), as ``partial_fit``'s.
-
-        Returns
-        -------
-        self
-        """
-        return self.partial_fit(self._one_example(x), [y], classes=classes,
-                                sample_weight=[sample_weight])
-
-    def predict_one(self, x):
-        """Predicted label of a single example (1-D array-like, or dict read as in
-        ``learn_one``): ``predict`` on a chunk of one row."""
-        return self.predict(self._one_example(x))[0]
-
     def memory_bytes(self):
         """Bytes of the model state: the sum of the binary learners' ``memory_bytes()``
         (one learner for two classes, K for K > 2 classes, each with

@@ -41,16 +41,6 @@ class _StreamingMixin:
     _state_names = ()
     _unit_weights_only = False
 
-    def learn_one(self, x, y, classes=None):
-        """Learn from a single example ``x`` (1-D array-like, or dict of features: keyed by
-        feature name, see ``feature_names_in_``, or in a fixed order). Pays Python overhead
-        per call; prefer ``partial_fit`` on chunks."""
-        return self.partial_fit(self._one_example(x), [y], classes=classes)
-
-    def predict_one(self, x):
-        """Predicted label of a single example (as ``learn_one`` takes it)."""
-        return self.predict(self._one_example(x))[0]
-
     # ------------------------------------------------------------------ internals
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
         if self._unit_weights_only and not np.all(sample_weight == 1.0):

@@ -112,6 +112,9 @@ class SVIncrementalClassifier(BudgetClassifier):
     ``decision_function`` agrees with ``SVC(C=C)`` there as well (any point of the interval
     is optimal for the same multipliers).
 
+    ``learn_one`` learns a batch of one example: the previous support vectors are
+    reweighted first, as for any batch.
+
     Examples
     --------
     >>> import numpy as np
@@ -234,13 +237,6 @@ class SVIncrementalClassifier(BudgetClassifier):
         if not self._allocated:
             return np.zeros(X.shape[0])
         return state_decision(self._st, X) + self._b_shift()
-
-    def learn_one(self, x, y, sample_weight=1.0, classes=None):
-        """Learn a batch of one example (the previous support vectors are reweighted first,
-        as for any batch). ``x``: a 1-D array-like, or a dict of features (keyed by feature
-        name, see ``feature_names_in_``, or in a fixed order)."""
-        return self.partial_fit(self._one_example(x), [y], classes=classes,
-                                sample_weight=[sample_weight])
 
     # ------------------------------------------------------------ fitted views
     def _sv(self):

@@ -162,17 +162,6 @@ class SpanBudgetClassifier(BudgetClassifier):
             return np.zeros(X.shape[0])
         return state_decision(self._st, X)
 
-    def learn_one(self, x, y, sample_weight=1.0, classes=None):
-        """Learn one example: a 1-D array-like, or a dict of features (keyed by feature name,
-        see ``feature_names_in_``, or in a fixed order). Python overhead per call; prefer
-        ``partial_fit`` on chunks."""
-        return self.partial_fit(self._one_example(x), [y], classes=classes,
-                                sample_weight=[sample_weight])
-
-    def predict_one(self, x):
-        return self.predict(self._one_example(x))[0]
-
-    # ------------------------------------------------------------ fitted views
     def _sv(self):
         self._check_fitted()
         if not self._allocated:

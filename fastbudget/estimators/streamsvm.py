@@ -4,7 +4,6 @@ Rai, Daume III & Venkatasubramanian, *Streamed Learning: One-Pass SVMs*, IJCAI 2
 The compiled updates live in :mod:`fastbudget.kernels.meb`; this module validates input,
 allocates the state once and maps status codes to exceptions.
 """
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -241,21 +240,6 @@ class StreamSVMClassifier(BudgetClassifier):
             cfg["kpar"][0] = 1.0 / (X.shape[1] * var) if var > 0 else 1.0 / X.shape[1]
         self._run(cfg, self._st, X, y_pm, sample_weight)
         self._apply_output(self._final_ball(cfg, self._st, self.n_features_in_))
-
-    def learn_one(self, x, y, classes=None):
-        """Learn from a single example ``x`` (1-D array-like, or dict of features: keyed by
-        feature name, see ``feature_names_in_``, or in a fixed order) with label ``y``;
-        ``classes`` as in ``partial_fit`` (needed on the first call). Pays Python overhead per
-        call; prefer ``partial_fit`` on chunks."""
-        if not isinstance(x, Mapping):
-            x = np.asarray(x, dtype=np.float64)
-            if x.ndim != 1:
-                raise ValueError(f"learn_one expects a 1-D example; got shape {x.shape}.")
-        return self.partial_fit(self._one_example(x), [y], classes=classes)
-
-    def predict_one(self, x):
-        """Predicted label of a single example (as ``learn_one`` takes it)."""
-        return self.predict(self._one_example(x))[0]
 
     def _run(self, cfg, st, X, y_pm, sw):
         """One call into compiled code; on failure raise (the base class's transaction then
