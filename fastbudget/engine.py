@@ -6,9 +6,11 @@ The engine owns an :class:`~fastbudget.kernels.adiabatic.EngineState` sized once
 lives in, and ``remove``/``reweight``/``loo`` take that slot. A freed slot is reused by the
 next ``add``.
 
-Failures are transactional: when an operation reports a numerical failure, the engine
-restores the state from before the call, rebuilds R from scratch, retries once, and if
-that fails too raises :class:`NumericalError` with the state as it was before the call.
+Every operation ends with a KT certificate on the exact gradients (an ill-conditioned path
+that ends with the KT conditions violated counts as a failure). Failures are transactional:
+when an operation reports a numerical failure, the engine restores the state from before
+the call, rebuilds R from scratch, retries once, and if that fails too raises
+:class:`NumericalError` with the state as it was before the call.
 """
 import numpy as np
 
@@ -34,10 +36,9 @@ _MESSAGES = {
     ad.STUCK: "no example can absorb the equality constraint (inconsistent state)",
     ad.NOT_FINITE: "a non-finite value appeared",
     1: "the margin-set Jacobian is numerically singular",
+    ad.KT_VIOLATED: "the path ended with the KT conditions violated (a numerically dependent "
+                    "vector drifted)",
 }
-_KT_VIOLATED = -1001   # not a kernel status: the update ended with the KT conditions violated
-_MESSAGES[_KT_VIOLATED] = (
-    "the path ended with the KT conditions violated (a numerically dependent vector drifted)")
 
 
 def state_decision(st, X):
@@ -130,30 +131,19 @@ class IncrementalEngine:
         """:func:`restore_state` of a snapshot taken by :meth:`snapshot` (in place)."""
         restore_state(self.st, snap)
 
-    # largest KT violation (margin units) a certified operation may leave
-    KT_TOL = 1e-6
-
-    def _certified(self, status, certify):
-        """``status``, or _KT_VIOLATED when ``certify`` and the KT conditions are violated after
-        the update (checked on exact g, after ``refresh``)."""
-        if status != ad.OK or not certify:
-            return status
-        ad.refresh(self.st)
-        return ad.OK if ad.kkt_residual(self.st) <= self.KT_TOL else _KT_VIOLATED
-
-    def _run(self, fn, *args, certify=False):
+    def _run(self, fn, *args):
         """Run one compiled operation transactionally: on failure restore, rebuild R and
-        retry once, then raise NumericalError with the engine unchanged. With ``certify``
-        (the rare whole-model paths: set_C, reweight) an update that leaves the KT
-        conditions violated by more than KT_TOL counts as a failure too (O(n |S|) check),
-        so that an ill-conditioned path cannot end silently wrong."""
+        retry once, then raise NumericalError with the engine unchanged. Every operation
+        ends with the KT certificate (``adiabatic._certify``), so an ill-conditioned path
+        that ends with the KT conditions violated counts as a failure too and cannot end
+        silently wrong."""
         snap = self.snapshot()
-        status = self._certified(fn(self.st, *args), certify)
+        status = fn(self.st, *args)
         if status == ad.OK:
             return
         self.restore(snap)
         ad.rebuild(self.st)
-        status = self._certified(fn(self.st, *args), certify)
+        status = fn(self.st, *args)
         if status == ad.OK:
             return
         self.restore(snap)
@@ -242,13 +232,13 @@ class IncrementalEngine:
         self._check_slot(slot)
         if not (np.isfinite(weight) and weight >= 0):
             raise ValueError(f"weight must be finite and >= 0; got {weight!r}.")
-        self._run(ad.reweight, int(slot), float(weight), certify=True)
+        self._run(ad.reweight, int(slot), float(weight))
 
     def set_C(self, C):
         """Change C exactly along the regularisation path."""
         if not (np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number; got {C!r}.")
-        self._run(ad.set_C, float(C), certify=True)
+        self._run(ad.set_C, float(C))
 
     def loo(self, slot):
         """Exact leave-one-out margin ``y f_{-slot}(x_slot)`` (negative: LOO error)."""

@@ -738,15 +738,12 @@ def test_one_class_prefix_property(kernel, d, n_prefix, n_other, dup, first, C, 
     _learn_and_check(X, y, order, kernel, C, f"{kernel} d={d} C={C}")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "REPORTED (session 9, found by the property test above with a random seed): with two "
-    "pairs of duplicates that also have opposite-label copies (linear, d = 2), the path of "
-    "the 14th example ends with three margin vectors outside the box by round-off: alphas "
-    "-5.2e-12, -1.1e-11 and C + 1.6e-11 (their sum times y is 0, so snapping all three to "
-    "their bounds would keep sum(alpha y) = 0). Why no bound event fired for them is not yet "
-    "diagnosed."))
 def test_one_class_prefix_duplicates_box_round_off():
-    """The property test's falsifying example, kept deterministic (see the xfail reason)."""
+    """The property test's falsifying example (session 9, random seed): two pairs of
+    duplicates that also have opposite-label copies (linear, d = 2). The path of the 14th
+    example ends with all three margin vectors at a bound up to round-off (alphas 1.4e-12,
+    C - 4.3e-12 and 2.9e-12); the Newton correction of ``refresh`` then carried them out of
+    the box (-5.2e-12, C + 1.6e-11, -1.1e-11). The correction is now shortened at the box."""
     kernel, d, n_prefix, n_other, dup, first, C, seed = "linear", 2, 12, 2, 2, 1.0, 1.0, 502540
     rng = np.random.default_rng(seed)
     X, y = _tied_family(rng, n_prefix, n_other, d=d, dup=dup, first=first)
@@ -775,13 +772,10 @@ def test_one_class_prefix_then_change_C_and_reweight(kernel):
     assert_matches_oracle(eng, kernel, kw, oracle=oracle)
 
 
-def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
-    """An ill-conditioned regularisation path (1-D RBF, a wide kernel, triplicated points
-    with opposite labels, C 1e4 -> 1e5) used to end with a KT residual of ~3e-2 and no
-    error. set_C certifies the KT conditions: it now raises NumericalError and leaves the
-    engine as it was."""
-    rng = np.random.default_rng(2718)
-    gamma, C = 0.05, 1e4
+def _ill_conditioned_path(seed, gamma):
+    """1-D to 3-D RBF data with a wide kernel, duplicates with opposite labels, learned at
+    C = 1e4: the path to 10 C is ill-conditioned for some seeds."""
+    rng = np.random.default_rng(seed)
     npre = int(rng.integers(2, 25))
     d = int(rng.integers(1, 4))
     dup = int(rng.integers(0, min(npre, 4)))
@@ -794,10 +788,19 @@ def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
     Xo[:dup] = Xp[:dup]
     X = np.vstack([Xp, Xo])
     y = np.concatenate([np.full(npre, first), np.full(nother, -first)])
-    eng = IncrementalEngine(len(y), d, C=C, kernel="rbf", gamma=gamma)
+    eng = IncrementalEngine(len(y), d, C=1e4, kernel="rbf", gamma=gamma)
     for i in range(len(y)):
         eng.add(X[i], y[i])
     assert eng.kkt_residual() <= 1e-9
+    return eng, X
+
+
+def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
+    """An ill-conditioned regularisation path (C 1e4 -> 1e5, gamma = 0.002, seed 13 of the
+    family) ends with the KT conditions violated: set_C certifies them, raises
+    NumericalError and leaves the engine as it was."""
+    eng, X = _ill_conditioned_path(13, 0.002)
+    C = eng.C
     before = {k: np.array(getattr(eng.st, k), copy=True) for k in ("alpha", "g", "status", "fs")}
     f_before = eng.decision_function(X)
     with pytest.raises(NumericalError, match="KT conditions violated"):
@@ -806,9 +809,19 @@ def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
         assert np.array_equal(getattr(eng.st, k), v), k
     assert np.array_equal(eng.decision_function(X), f_before)
     assert eng.C == C
-    # a well-conditioned change of C on the same engine still works and certifies
-    eng.set_C(C * 1.01)
-    assert eng.kkt_residual() <= 1e-6
+
+
+def test_set_C_ending_with_margin_vectors_at_a_bound_is_exact():
+    """Seed 2718 of the same family (1-D, triplicated points with opposite labels) used to
+    end its path to 10 C with a KT residual of ~3e-2, and set_C refused it: the Newton
+    correction of ``refresh`` carried margin vectors that sat at a bound out of their box.
+    They now leave S for that bound, and the result is the exact SVM at 10 C."""
+    eng, X = _ill_conditioned_path(2718, 0.05)
+    eng.set_C(eng.C * 10)
+    assert eng.C == 1e5
+    kw = {"gamma": 0.05}
+    certify(eng, "rbf", kw, where="C -> 1e5")
+    assert_matches_oracle(eng, "rbf", kw, np.vstack([X, X + 0.3]), where="C -> 1e5")
 
 
 
@@ -868,15 +881,28 @@ def test_add_batch_rebuilds_where_the_trouble_starts(kernel, d, noise, seed):
     certify(eng, kernel, {"gamma": 1.0, **kw})
 
 
-def test_add_batch_that_fails_right_after_a_rebuild_leaves_the_engine_unchanged():
-    """3-D points within 1e-4 of a line, C = 1e4: after the first 5 rows, row 30 of the
-    data cycles even on a fresh R. The whole batch is refused, with a message that says
-    what to do, and the engine is bit-identical to before the call."""
+def test_add_batch_whose_path_cycled_is_now_exact():
+    """Seed 30 of the same family: row 25 of the batch used to cycle even on a fresh R, and
+    the batch was refused; since margin vectors at a bound leave S in ``refresh`` rather
+    than be corrected out of their box, it is learned, and it is the exact SVM."""
     X, y, kw = _near_line("linear", 3, 1e-4, 30)
     eng = IncrementalEngine(len(y), 3, C=1e4, kernel="linear", gamma=1.0)
     eng.add_batch(X[:5], y[:5], np.ones(5))
+    eng.add_batch(X[5:], y[5:], np.ones(len(y) - 5))
+    certify(eng, "linear", {"gamma": 1.0})
+    assert_matches_oracle(eng, "linear", {"gamma": 1.0}, np.vstack([X, X + 0.3]))
+
+
+def test_add_batch_that_fails_right_after_a_rebuild_leaves_the_engine_unchanged():
+    """3-D points within 1e-4 of a line, C = 1e4 (seed 10): after the first 5 rows, row 34
+    of the batch ends with the KT conditions violated even on a fresh R. The whole batch is
+    refused, with a message that says what to do, and the engine is bit-identical to
+    before the call."""
+    X, y, kw = _near_line("linear", 3, 1e-4, 10)
+    eng = IncrementalEngine(len(y), 3, C=1e4, kernel="linear", gamma=1.0)
+    eng.add_batch(X[:5], y[:5], np.ones(5))
     before = [a.copy() for a in eng.st]
-    with pytest.raises(NumericalError, match="failed at row 25.*lower gamma or C"):
+    with pytest.raises(NumericalError, match="failed at row 34.*KT conditions.*lower gamma or C"):
         eng.add_batch(X[5:], y[5:], np.ones(len(y) - 5))
     work = ("beta", "v", "gam", "wv", "dcb", "skip", "sparse", "insp")
     for name, a, b in zip(eng.st._fields, before, eng.st):

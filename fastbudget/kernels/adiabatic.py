@@ -61,6 +61,12 @@ OK = 0
 NO_CONVERGENCE = 2
 STUCK = 3
 NOT_FINITE = 4
+KT_VIOLATED = 5  # the operation ended with the KT conditions violated (see _finish)
+
+# largest KT violation (margin units) an operation may leave, plus a round-off allowance of
+# KT_ROUND_OFF times the scale of the decision values (see _finish)
+KT_CERT = 1e-6
+KT_ROUND_OFF = 1e-9
 
 # growths of S whose relative pivot gamma_kk / scale is below this have the new column of R
 # checked against J R = I (drift amplified by 1 / pivot), and R rebuilt when it drifted
@@ -733,28 +739,33 @@ def refresh(st):
     """Recompute g exactly, after one Newton correction of (b, alpha_S) through R.
 
     The correction solves J [db; dalpha_S] = -[sum_i y_i alpha_i; g_S] with the current R,
-    removing round-off accumulated along the path. Modified in place (``st.wv`` and
-    ``st.gam`` are scratch).
+    removing round-off accumulated along the path. A margin vector that the correction
+    would carry out of its box [0, C_i] sits at that bound up to round-off (a degenerate
+    end of path: several margin vectors at a bound, where the exact solution for this S is
+    infeasible by ~1e-11): it leaves S for that bound, and the correction is solved again
+    on the smaller S. Modified in place (``st.wv`` and ``st.gam`` are scratch).
     """
     _st_R = st.R
     _st_S_idx = st.S_idx
     _st_alpha = st.alpha
     _st_beta = st.beta
+    _st_cb = st.cb
     _st_fs = st.fs
     _st_g = st.g
     _st_gam = st.gam
     _st_ist = st.ist
+    _st_spos = st.spos
     _st_status = st.status
     _st_v = st.v
     _st_wv = st.wv
     _st_y = st.y
     hw = _st_ist[I_HW]
-    nS = _st_ist[I_NS]
     y = _st_y
     a = _st_wv
     f = _st_gam
     mu = _st_fs[F_MU]
-    if nS > 0:
+    while _st_ist[I_NS] > 0:
+        nS = _st_ist[I_NS]
         _coef_into(st, a)
         _f_all(st, a, f)
         v = _st_v
@@ -772,9 +783,27 @@ def refresh(st):
             for j in range(m):
                 s += _st_R[i, j] * v[j]
             _st_beta[i] = -s
-        _st_fs[F_B] += _st_beta[0]
+        worst = 0.0
+        j_out = -1
         for p in range(nS):
-            _st_alpha[_st_S_idx[p]] += _st_beta[p + 1]
+            j = _st_S_idx[p]
+            nj = _st_alpha[j] + _st_beta[p + 1]
+            over = -nj if nj < 0.0 else nj - _st_cb[j]
+            if over > worst:
+                worst = over
+                j_out = j
+        if j_out < 0:
+            _st_fs[F_B] += _st_beta[0]
+            for p in range(nS):
+                _st_alpha[_st_S_idx[p]] += _st_beta[p + 1]
+            break
+        if _st_alpha[j_out] + _st_beta[_st_spos[j_out] + 1] < 0.0:
+            _st_alpha[j_out] = 0.0
+            _st_status[j_out] = RESERVE
+        else:
+            _st_alpha[j_out] = _st_cb[j_out]
+            _st_status[j_out] = ERROR
+        _s_remove(_st_R, _st_S_idx, _st_spos, _st_ist, j_out)
     _coef_into(st, a)
     _f_all(st, a, f)
     b = _st_fs[F_B]
@@ -857,13 +886,46 @@ def kkt_residual(st):
 
 
 @njit(cache=True)
+def _kt_tolerance(st):
+    """The tolerance of the KT certificate of ``_finish`` (see there)."""
+    _st_K = st.K
+    _st_alpha = st.alpha
+    _st_status = st.status
+    s_a = 0.0
+    kmax = 0.0
+    for i in range(st.ist[I_HW]):
+        if _st_status[i] != FREE:
+            s_a += _st_alpha[i]
+            kii = abs(_st_K[i, i])
+            if kii > kmax:
+                kmax = kii
+    return KT_CERT + KT_ROUND_OFF * (1.0 + s_a * kmax / st.fs[F_MU])
+
+
+@njit(cache=True)
 def _finish(st, status):
+    """End of every operation: exact g (``refresh``) and the drift check of R."""
     if status != OK:
         return status
     refresh(st)
-    s = check_drift(st, False)
-    if s != OK:
-        return s
+    return check_drift(st, False)
+
+
+@njit(cache=True)
+def _certify(st, status):
+    """The KT certificate that ends every public operation (O(n), on the exact g that
+    ``_finish`` left): ``status``, or KT_VIOLATED.
+
+    An ill-conditioned path (a wide kernel, near-duplicates with opposite labels, a large
+    C) can end with the KT conditions violated and no event to show it; the caller then
+    retries on a rebuilt R or refuses the update, rather than keep a model that is not the
+    SVM. The tolerance is KT_CERT in margin units plus the round-off allowance
+    KT_ROUND_OFF times the scale of the decision values, 1 + sum_i alpha_i max_i K_ii / mu
+    (an upper bound of max_i sum_j alpha_j |K_ij| / mu)."""
+    if status != OK:
+        return status
+    if kkt_residual(st) > _kt_tolerance(st):
+        return KT_VIOLATED
     return OK
 
 
@@ -1000,6 +1062,12 @@ def _deactivate(st, c):
 @njit(cache=True)
 def add(st, c, x, yc, w):
     """Learn example (x, yc) with weight w in free slot c. Returns a status."""
+    return _certify(st, _add(st, c, x, yc, w))
+
+
+@njit(cache=True)
+def _add(st, c, x, yc, w):
+    """``add`` without the KT certificate (``add_batch`` certifies once, at its end)."""
     place(st, c, x, yc)
     s = OK
     if w > 0.0:
@@ -1020,7 +1088,7 @@ def remove(st, c):
     while hw > 0 and _st_status[hw - 1] == FREE:
         hw -= 1
     _st_ist[I_HW] = hw
-    return _finish(st, s)
+    return _certify(st, _finish(st, s))
 
 
 @njit(cache=True, inline="always")
@@ -1130,7 +1198,7 @@ def reweight(st, c, w):
         _st_dcb[c] = old
         _st_wt[c] = w
         s = bounds_path(st, _st_fs[F_MU], 1)
-    return _finish(st, s)
+    return _certify(st, _finish(st, s))
 
 
 @njit(cache=True)
@@ -1147,7 +1215,7 @@ def change_C(st, C):
 @njit(cache=True)
 def set_C(st, C):
     """Change C (all bounds C * w_i) along the exact path. Returns a status."""
-    return _finish(st, change_C(st, C))
+    return _certify(st, _finish(st, change_C(st, C)))
 
 
 @njit(cache=True)
@@ -1193,7 +1261,10 @@ def add_batch(st, X, yv, w, slots):
 
     ``slots[i]`` receives the slot of row i. The caller guarantees enough free slots.
     Returns (status, i): ``i`` is the number of rows learned (the failing row on error).
-    State modified in place.
+    The KT certificate is checked once, at the end (the states in between are not seen by
+    anyone; an ill-conditioned path can pass through a violated state that the next rows
+    repair): when it fails, the last row counts as the failing one. State modified in
+    place.
     """
     _st_status = st.status
     n = X.shape[0]
@@ -1202,8 +1273,10 @@ def add_batch(st, X, yv, w, slots):
     for i in range(n):
         while c < cap and _st_status[c] != FREE:
             c += 1
-        s = add(st, c, X[i], yv[i], w[i])
+        s = _add(st, c, X[i], yv[i], w[i])
         slots[i] = c
         if s != OK:
             return s, i
+    if n > 0 and _certify(st, OK) != OK:
+        return KT_VIOLATED, n - 1
     return OK, n
