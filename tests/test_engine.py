@@ -89,6 +89,22 @@ def certify(eng, kernel, kw, where=""):
     return rep
 
 
+def assert_state_as_before(eng, before):
+    """The engine's state equals ``before`` (a copy of its arrays) wherever it means
+    anything: scratch arrays aside, X and K on the live slots, R on the live block."""
+    work = ("beta", "v", "gam", "wv", "dcb", "skip", "sparse", "insp")
+    for name, a, b in zip(eng.st._fields, before, eng.st):
+        if name in ("X", "K"):       # written only in slots that are free again
+            live = np.flatnonzero(before[eng.st._fields.index("status")] != ad.FREE)
+            sub = np.ix_(live, live) if name == "K" else live
+            assert np.array_equal(a[sub], b[sub]), name
+        elif name == "R":
+            m = int(eng.st.ist[ad.I_NS]) + 1
+            assert np.array_equal(a[:m, :m], b[:m, :m]), name
+        elif name not in work:
+            assert np.array_equal(a, b), name
+
+
 def assert_matches_oracle(eng, kernel, kw, X_test=None, oracle=None, where=""):
     """Engine model == exact oracle (polished libsvm) on its live examples; returns the
     relative difference of raw libsvm for the report."""
@@ -775,6 +791,15 @@ def test_one_class_prefix_then_change_C_and_reweight(kernel):
 def _ill_conditioned_path(seed, gamma):
     """1-D to 3-D RBF data with a wide kernel, duplicates with opposite labels, learned at
     C = 1e4: the path to 10 C is ill-conditioned for some seeds."""
+    X, y = _ill_conditioned_data(seed)
+    eng = IncrementalEngine(len(y), X.shape[1], C=1e4, kernel="rbf", gamma=gamma)
+    for i in range(len(y)):
+        eng.add(X[i], y[i])
+    assert eng.kkt_residual() <= 1e-9
+    return eng, X
+
+
+def _ill_conditioned_data(seed):
     rng = np.random.default_rng(seed)
     npre = int(rng.integers(2, 25))
     d = int(rng.integers(1, 4))
@@ -788,11 +813,30 @@ def _ill_conditioned_path(seed, gamma):
     Xo[:dup] = Xp[:dup]
     X = np.vstack([Xp, Xo])
     y = np.concatenate([np.full(npre, first), np.full(nother, -first)])
-    eng = IncrementalEngine(len(y), d, C=1e4, kernel="rbf", gamma=gamma)
+    return X, y
+
+
+def test_add_whose_path_ends_kt_violated_is_refused_and_leaves_engine_unchanged():
+    """Seed 253 of the family, gamma = 0.05: the path of one example ends with the KT
+    conditions violated (before every operation was certified, the engine kept such a
+    state silently: a KT residual of 5.2 margin units after all the examples). The add is
+    refused with NumericalError, the engine is as it was, and it is still the exact SVM
+    of what it holds."""
+    X, y = _ill_conditioned_data(253)
+    kw = {"gamma": 0.05}
+    eng = IncrementalEngine(len(y), X.shape[1], C=1e4, kernel="rbf", **kw)
+    refused = 0
     for i in range(len(y)):
-        eng.add(X[i], y[i])
-    assert eng.kkt_residual() <= 1e-9
-    return eng, X
+        before = [a.copy() for a in eng.st]
+        try:
+            eng.add(X[i], y[i])
+        except NumericalError as e:
+            assert "KT conditions violated" in str(e) and "lower gamma or C" in str(e)
+            refused += 1
+            assert_state_as_before(eng, before)
+        assert eng.kkt_residual() <= 1e-6
+    assert refused > 0
+    assert_matches_oracle(eng, "rbf", kw)
 
 
 def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
@@ -904,15 +948,5 @@ def test_add_batch_that_fails_right_after_a_rebuild_leaves_the_engine_unchanged(
     before = [a.copy() for a in eng.st]
     with pytest.raises(NumericalError, match="failed at row 34.*KT conditions.*lower gamma or C"):
         eng.add_batch(X[5:], y[5:], np.ones(len(y) - 5))
-    work = ("beta", "v", "gam", "wv", "dcb", "skip", "sparse", "insp")
-    for name, a, b in zip(eng.st._fields, before, eng.st):
-        if name in ("X", "K"):       # written only in slots that are free again
-            live = np.flatnonzero(before[eng.st._fields.index("status")] != ad.FREE)
-            sub = np.ix_(live, live) if name == "K" else live
-            assert np.array_equal(a[sub], b[sub]), name
-        elif name == "R":
-            m = int(eng.st.ist[ad.I_NS]) + 1
-            assert np.array_equal(a[:m, :m], b[:m, :m]), name
-        elif name not in work:
-            assert np.array_equal(a, b), name
+    assert_state_as_before(eng, before)
     certify(eng, "linear", {"gamma": 1.0})
