@@ -674,3 +674,43 @@ def test_linear_kernel_margin_set_is_capped_by_the_feature_dimension():
     assert clf.n_skipped_ == 0
     assert int(clf.engine_state_.ist[ad.I_NS]) <= Xa.shape[1] + 1
     assert clf.kkt_residual() <= 1e-9
+
+
+def test_a_failing_kt_certificate_is_a_numerical_failure():
+    """Every ``check_every`` updates the compiled loop certifies the KT conditions on the
+    exact g (``adiabatic._certify``, as the engine's operations do). With the compiled code
+    run as Python (NUMBA_DISABLE_JIT) and a certificate that always fails, partial_fit goes
+    through the rollback, the rebuild-and-replay and the skips, then raises NumericalError
+    that names the KT conditions, with the model unchanged."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import numpy as np
+        from fastbudget import NumericalError, TVMClassifier
+        from fastbudget.datasets import make_checkerboard
+        from fastbudget.kernels import adiabatic as ad
+        X, y = make_checkerboard(1200, noise=0.15, random_state=3)
+        clf = TVMClassifier(budget=10, gamma=2.0, rejection=None).fit(X[:200], y[:200])
+        f0 = clf.decision_function(X)
+        real = ad._certify
+        ad._certify = lambda st, status: ad.KT_VIOLATED if status == ad.OK else status
+        try:
+            clf.partial_fit(X[200:], y[200:])
+        except NumericalError as e:
+            assert "KT conditions violated" in str(e) and "The model is unchanged" in str(e)
+        else:
+            raise AssertionError("no NumericalError")
+        assert np.array_equal(clf.decision_function(X), f0) and clf.n_seen_ == 200
+        ad._certify = real
+        clf.partial_fit(X[200:], y[200:])
+        assert clf.n_seen_ == 1200 and clf.kkt_residual() <= 1e-9
+        print("ok")
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "ok"

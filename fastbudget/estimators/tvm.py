@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import NumericalError, NumericalWarning, kernel_params, resolve_gamma
+from ..engine import NumericalError, NumericalWarning, _MESSAGES, kernel_params, resolve_gamma
 from ..kernels import adiabatic as ad
 from ..kernels import tvm as ktvm
 from ..kernels.merge import FEATURE, INPUT
@@ -217,8 +217,9 @@ class TVMClassifier(BudgetClassifier):
             # stop the stream; the replay learns the rest of the chunk exactly.
             if w[row] == 0.0 or len(skipped) == self.MAX_SKIPS:
                 raise NumericalError(
-                    f"Exact twin-vector update failed at row {row} of the chunk (status "
-                    f"{status}), also after rebuilding R and skipping {len(skipped)} "
+                    f"Exact twin-vector update failed at row {row} of the chunk "
+                    f"({_MESSAGES.get(status, status)}), also after rebuilding R and "
+                    f"skipping {len(skipped)} "
                     "example(s). The model is unchanged. Lower gamma or C, or standardise "
                     "the features.")
             if w is sample_weight:

@@ -167,7 +167,7 @@ def _sync(st, tw, mode):
     """After an update: exact g, twin coefficients, f at the pivots, sides, and the
     nearest-merge-neighbour cache. Returns a status (drift check)."""
     # exact g (and one Newton correction of alpha_S, b) every ``check_every`` updates, with
-    # the drift check of R; in between, the paths keep g up to date incrementally
+    # the drift check of R and the KT certificate; in between, the paths keep g up to date incrementally
     _tw_Q = tw.Q
     _tw_active = tw.active
     _tw_coef = tw.coef
@@ -194,7 +194,8 @@ def _sync(st, tw, mode):
     _st_ist[ad.I_NOPS] += 1
     if _st_ist[ad.I_NOPS] >= _st_ist[ad.I_CHECK_EVERY]:
         ad.refresh(st)
-        s = ad.check_drift(st, True)
+        # and the KT certificate of the engine's operations, on the exact g (O(B))
+        s = ad._certify(st, ad.check_drift(st, True))
     one_sided = _tw_par[P_ONE_SIDED] > 0.0
     for j in range(_tw_active.shape[0]):
         if not _tw_active[j]:
