@@ -16,19 +16,9 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 from _estimators import ESTIMATORS, IDS, KNOWN_FAILURES, SKLEARN_EXPECTED_FAILURES, is_binary
 from _helpers import stream
 
-try:
-    import pandas  # noqa: F401
-
-    HAVE_PANDAS = True
-except ImportError:
-    HAVE_PANDAS = False
-
 # Checks that cannot run here at all (they raise SkipTest inside scikit-learn); they are left
 # out of the parametrization instead of showing up as skips.
 NOT_APPLICABLE = {"check_array_api_input"}  # only runs with SCIPY_ARRAY_API=1; no array API claim
-if not HAVE_PANDAS:  # pandas is not a test dependency yet; these checks need it
-    NOT_APPLICABLE |= {"check_sample_weights_pandas_series", "check_classifier_data_not_an_array",
-                       "check_dataframe_column_names_consistency"}
 
 
 def _check_name(check):

@@ -625,3 +625,34 @@ def test_learn_one_reads_a_dict_by_feature_name(id_, factory):
     with pytest.warns(UserWarning, match="This X has column names"):
         d.learn_one(dict(zip(NAMES, X[100].tolist())), y[100].item())
     assert not hasattr(d, "feature_names_in_")
+
+
+def _uses_gamma(est):
+    inner = getattr(est, "estimator", None)
+    if inner is not None:
+        return _uses_gamma(inner)
+    return "gamma" in est.get_params() and est.get_params().get("kernel", "rbf") != "linear"
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_gamma_scale_on_a_first_chunk_without_variance_is_one(id_, factory):
+    """gamma='scale' on a first chunk whose features have no variance is 1.0, as in
+    scikit-learn's SVC (and in every learner alike: some took 1 / n_features)."""
+    est = factory()
+    if not _uses_gamma(est) or isinstance(getattr(est, "estimator", est), DummyBudgetPerceptron):
+        pytest.skip("no kernel coefficient, or the test double (numeric gamma only)")
+    X, y = _data(est, seed=3)
+    X0 = np.full((4, X.shape[1]), 0.5)
+    y0 = np.array([y[0], y[1], y[0], y[1]]) if y[0] != y[1] else y[:4]
+    classes = np.unique(y)
+    models = []
+    for gamma in ("scale", 1.0):
+        m = factory()
+        inner = m.estimator if hasattr(m, "estimator") else m
+        inner.set_params(gamma=gamma)
+        if inner is not m:
+            m.set_params(estimator=inner)
+        m.partial_fit(X0, y0, classes=classes)
+        m.partial_fit(X, y)
+        models.append(m)
+    np.testing.assert_array_equal(models[0].decision_function(X), models[1].decision_function(X))

@@ -13,7 +13,7 @@ width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standa
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import IncrementalEngine
+from ..engine import IncrementalEngine, resolve_gamma
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
 from ..kernels.adiabatic import engine_nbytes
@@ -54,18 +54,11 @@ class _StreamingMixin:
         """Kernel code and ``kpar = [gamma, degree, coef0]``, fixed at the first chunk.
 
         ``gamma=None`` or ``'auto'``: ``1 / n_features``; ``'scale'``:
-        ``1 / (n_features * X.var())`` of the first chunk, as scikit-learn's SVC.
+        ``1 / (n_features * X.var())`` of the first chunk (1.0 when it has no variance), as
+        scikit-learn's SVC.
         """
         if self._kpar[0] == 0.0:
-            d = X.shape[1]
-            if self.gamma is None or self.gamma == "auto":
-                g = 1.0 / d
-            elif self.gamma == "scale":
-                v = float(X.var())
-                g = 1.0 / (d * v) if v > 0 else 1.0 / d
-            else:
-                g = float(self.gamma)
-            self._kpar[:] = (g, float(self.degree), float(self.coef0))
+            self._kpar[:] = (resolve_gamma(self.gamma, X), float(self.degree), float(self.coef0))
         return KERNEL_CODES[self.kernel], self._kpar
 
     def _validate_kernel(self):

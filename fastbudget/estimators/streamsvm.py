@@ -8,6 +8,7 @@ allocates the state once and maps status codes to exceptions.
 import numpy as np
 
 from ..base import BudgetClassifier, check_array
+from ..engine import resolve_gamma
 from ..kernels import meb
 from ..kernels.kernel import KERNEL_CODES, LINEAR
 
@@ -236,8 +237,7 @@ class StreamSVMClassifier(BudgetClassifier):
                 "call fit to start a new model, or restore the previous values."
             )
         if np.isnan(cfg["kpar"][0]):
-            var = float(X.var()) if X.shape[0] > 1 else 0.0
-            cfg["kpar"][0] = 1.0 / (X.shape[1] * var) if var > 0 else 1.0 / X.shape[1]
+            cfg["kpar"][0] = resolve_gamma("scale", X)
         self._run(cfg, self._st, X, y_pm, sample_weight)
         self._apply_output(self._final_ball(cfg, self._st, self.n_features_in_))
 
