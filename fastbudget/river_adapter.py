@@ -127,21 +127,32 @@ class RiverClassifier(_Base):
         return None if self._features is None else list(self._features)
 
     def _vector(self, x):
+        """The model's row for dict ``x``. The column order is the wrapped model's
+        ``feature_names_in_`` when it has them (a model fitted on a named table), otherwise
+        that of the first example's keys; it is fixed once a row is built without error."""
         if not isinstance(x, dict):
             raise ValueError(f"x must be a dict of feature name -> number; got {type(x).__name__}.")
-        if self._features is None:
-            if not x:
+        features, index = self._features, self._index
+        if features is None:
+            names = getattr(self.estimator, "feature_names_in_", None)
+            if names is not None:
+                features = [str(n) for n in names]
+            elif not x:
                 raise ValueError("x is empty: at least one feature is required.")
-            self._features = list(x)
-            self._index = {k: i for i, k in enumerate(self._features)}
-        unknown = [k for k in x if k not in self._index]
+            else:
+                features = list(x)
+            index = {k: i for i, k in enumerate(features)}
+        unknown = [k for k in x if k not in index]
         if unknown:
+            origin = ("the wrapped model's feature_names_in_"
+                      if getattr(self.estimator, "feature_names_in_", None) is not None
+                      else "the first example")
             raise ValueError(
-                f"x has feature(s) {unknown[:5]!r} not seen in the first example; the model's "
-                f"features are fixed to {self._features[:10]!r}."
+                f"x has feature(s) {unknown[:5]!r} that the model does not know; its features "
+                f"are fixed to {features[:10]!r} (by {origin})."
             )
-        v = np.empty(len(self._features))
-        for k, i in self._index.items():
+        v = np.empty(len(features))
+        for k, i in index.items():
             if k in x:
                 val = x[k]
             elif self.missing_value is not None:
@@ -155,8 +166,9 @@ class RiverClassifier(_Base):
             except (TypeError, ValueError):
                 raise ValueError(f"feature {k!r} has non-numeric value {val!r}.") from None
         if not np.isfinite(v).all():
-            bad = self._features[int(np.argmax(~np.isfinite(v)))]
+            bad = features[int(np.argmax(~np.isfinite(v)))]
             raise ValueError(f"feature {bad!r} is NaN or infinite; impute it before learn_one.")
+        self._features, self._index = features, index
         return v
 
     def learn_one(self, x, y):

@@ -65,7 +65,7 @@ def test_feature_order_is_fixed_by_first_dict_and_key_order_does_not_matter():
 
 
 @pytest.mark.parametrize("bad, msg", [
-    ({"f0": 1.0, "f1": 2.0, "f2": 3.0, "f9": 0.0}, r"feature\(s\) \['f9'\] not seen"),
+    ({"f0": 1.0, "f1": 2.0, "f2": 3.0, "f9": 0.0}, r"feature\(s\) \['f9'\] that the model does not know.*first example"),
     ({"f0": 1.0, "f1": 2.0}, r"lacks feature 'f2'.*missing_value"),
     ({"f0": 1.0, "f1": "x", "f2": 3.0}, r"'f1' has non-numeric value 'x'"),
     ({"f0": 1.0, "f1": float("nan"), "f2": 3.0}, r"'f1' is NaN or infinite"),
@@ -319,3 +319,29 @@ def test_a_failed_start_leaves_the_buffer_as_before():
     ad.learn_one(rows[2], 1)
     ref = DummyBudgetPerceptron().partial_fit(X[[0, 2]], [0, 1])
     assert_same_state(model_state(ad.estimator), model_state(ref))
+
+
+def test_a_model_fitted_on_a_named_table_reads_dicts_by_its_feature_names():
+    """Wrapping a model fitted on a DataFrame: the adapter takes the column order from the
+    model's feature_names_in_, not from the first dict's key order, and refuses a name the
+    model does not know (adapter unchanged)."""
+    import pandas as pd
+    from fastbudget import TVMClassifier
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 3))
+    y = np.where(X[:, 0] + 0.3 * X[:, 2] > 0, 1, -1)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = TVMClassifier(budget=20, gamma=0.5).fit(df, y)
+    ref = TVMClassifier(budget=20, gamma=0.5).fit(X, y)
+    adapter = RiverClassifier(est)
+    for i in range(5):
+        x = {"c": X[i, 2], "a": X[i, 0], "b": X[i, 1]}        # another key order
+        assert adapter.decision_one(x) == pytest.approx(ref.decision_function(X[i:i + 1])[0])
+    assert adapter.feature_names == ["a", "b", "c"]
+    fresh = RiverClassifier(TVMClassifier(budget=20, gamma=0.5).fit(df, y))
+    with pytest.raises(ValueError, match=r"'z'.*does not know.*feature_names_in_"):
+        fresh.predict_one({"a": 1.0, "b": 2.0, "z": 3.0})
+    assert fresh.feature_names == ["a", "b", "c"] or fresh._features is None
+    with pytest.raises(ValueError, match="x lacks feature 'c'"):
+        fresh.learn_one({"a": 1.0, "b": 2.0}, 1)
+    assert fresh._features is None
