@@ -431,8 +431,15 @@ class BudgetClassifier:
         as ``feature_names_in_``, and a model with ``feature_names_in_`` reads the values of
         those keys in its own order (the order of a dict does not matter then; a key missing
         or unknown raises ``ValueError`` as other names do). The values of any other dict
-        are taken in the dict's order. Nothing is modified.
+        are taken in the dict's order. A one-dimensional table row with an index (a pandas
+        Series, e.g. ``df.iloc[i]``) is the dict of its index and values. Nothing is
+        modified.
         """
+        if (not isinstance(x, (Mapping, np.ndarray)) and getattr(x, "ndim", None) == 1
+                and hasattr(x, "index") and hasattr(x, "to_dict")):
+            d = x.to_dict()
+            if len(d) == len(x):        # (a repeated index label cannot name a feature)
+                x = d
         if isinstance(x, Mapping):
             keys = list(x)
             if keys and all(isinstance(k, str) for k in keys):

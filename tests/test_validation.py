@@ -656,3 +656,21 @@ def test_gamma_scale_on_a_first_chunk_without_variance_is_one(id_, factory):
         m.partial_fit(X, y)
         models.append(m)
     np.testing.assert_array_equal(models[0].decision_function(X), models[1].decision_function(X))
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_learn_one_reads_a_pandas_row_by_its_index(id_, factory):
+    """A pandas Series (a DataFrame row) is read like the dict of its index: by name, in
+    the model's column order, whatever the row's order."""
+    import pandas as pd
+    X, y = stream(4)
+    names = NAMES
+    a = factory().fit(pd.DataFrame(X[:100], columns=names), y[:100])
+    b = factory().fit(pd.DataFrame(X[:100], columns=names), y[:100])
+    rows = pd.DataFrame(X, columns=names)[names[::-1]]      # the columns reversed
+    for i in range(100, 110):
+        a.learn_one(rows.iloc[i], y[i].item())
+        b.learn_one(dict(zip(names, X[i].tolist())), y[i].item())
+    assert_same_state(model_state(a), model_state(b))
+    if hasattr(a, "predict_one"):
+        assert a.predict_one(rows.iloc[110]) == a.predict(pd.DataFrame(X[110:111], columns=names))[0]
