@@ -188,18 +188,18 @@ def _name_list(names, limit=5):
     return "".join(lines)
 
 
-class _NamedRow:
-    """One example given as a dict ``{feature name: value}``, as a table of one row: the
-    ``columns`` and ``__array__`` that the validation of X reads."""
+class _NamedTable:
+    """Rows with column names, as a table: the ``columns`` and ``__array__`` that the
+    validation of X reads (one example given as a dict ``{feature name: value}``)."""
 
-    __slots__ = ("columns", "_values")
+    __slots__ = ("columns", "_rows")
 
-    def __init__(self, columns, values):
+    def __init__(self, columns, rows):
         self.columns = columns
-        self._values = values
+        self._rows = rows
 
     def __array__(self, dtype=None, copy=None):
-        return np.asarray([self._values], dtype=dtype)
+        return np.asarray(self._rows, dtype=dtype)
 
 
 class BudgetClassifier:
@@ -447,7 +447,7 @@ class BudgetClassifier:
                 if (fitted is not None and len(keys) == len(fitted)
                         and set(keys) == set(fitted.tolist())):
                     keys = fitted.tolist()
-                return _NamedRow(keys, [x[k] for k in keys])
+                return _NamedTable(keys, [[x[k] for k in keys]])
             x = list(x.values())
         x = np.asarray(x, dtype=np.float64)
         if not (x.ndim == 1 or (x.ndim == 2 and x.shape[0] == 1)):   # a (1, d) row is one too

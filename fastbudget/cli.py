@@ -60,6 +60,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 
 import numpy as np
@@ -806,6 +807,15 @@ def _model_chunks(args, model, scaler, row_lines=None):
         note(f"note: no {os.path.basename(args.model)}{SCALER_SUFFIX} beside the model, so "
              f"the data is used as given; a model saved by 'fastbudget train' needs that file "
              f"(its standardisation and LIBSVM indexing): copy it with the model.", args.quiet)
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        # the rows read here have no names: say once how they are taken, rather than let
+        # every chunk warn about it
+        shown = ", ".join(map(str, names[:6])) + (", ..." if len(names) > 6 else "")
+        note(f"note: the model was fitted in Python on named columns ({shown}); the data's "
+             f"columns are taken by position as those, in that order.", args.quiet)
+        warnings.filterwarnings("ignore", message="This X has no column names",
+                                category=UserWarning)
     text = np.asarray(model.classes_).dtype.kind in "OUS"
     zb = "auto" if scaler.zero_based is None else scaler.zero_based
     chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
@@ -1342,7 +1352,6 @@ def _warning_line(message, category, filename, lineno, line=None):
 
 def main(argv=None):
     """Entry point of the ``fastbudget`` console script; returns the exit status."""
-    import warnings
     warnings.formatwarning = _warning_line
     ap = build_parser()
     debug = bool(os.environ.get("FASTBUDGET_DEBUG"))
@@ -1356,7 +1365,8 @@ def main(argv=None):
         if args.command is None:
             ap.print_help()
             return 2
-        return args.func(args) or 0
+        with warnings.catch_warnings():     # filters a command sets end with it
+            return args.func(args) or 0
     except CLIError as exc:
         msg = str(exc)
     except Exception:

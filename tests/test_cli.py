@@ -303,3 +303,20 @@ def test_clip_is_applied_in_training_and_saved_with_the_scaler(data, tmp_path):
                                   "--clip", 3, "-o", tmp_path / "e.npz")
     assert "--clip must be a positive" in error_line("train", "tvm", tmp_path / "o.svm",
                                                      "--clip", -1, "-o", tmp_path / "e.npz")
+
+
+def test_predict_with_a_model_fitted_on_named_columns(tmp_path):
+    """A model fitted in Python on a DataFrame and saved: the command line reads the data's
+    columns by position; it says so once (a note on stderr) instead of warning per chunk,
+    and predicts as the model does on the named table."""
+    import pandas as pd
+    X, y = make_checkerboard(600, random_state=2)
+    names = ["width", "height"]
+    model = fastbudget.TVMClassifier(budget=30, gamma=2.0).fit(pd.DataFrame(X, columns=names), y)
+    model.save(tmp_path / "named.npz")
+    np.savetxt(tmp_path / "x.csv", np.column_stack([X, y]), delimiter=",", fmt="%.17g")
+    _, out, err = run("predict", tmp_path / "named.npz", tmp_path / "x.csv", "--chunk-size", 100)
+    want = model.predict(pd.DataFrame(X, columns=names))
+    np.testing.assert_array_equal(np.array([float(v) for v in out.split()]), want)
+    assert err.count("fitted in Python on named columns (width, height)") == 1
+    assert "Warning" not in err and "column names" not in err
