@@ -95,6 +95,21 @@ def restore_state(st, snap):
     st.R[:m, :m] = Rlive
 
 
+def state_kkt_residual(st):
+    """Largest KT violation of the SVM held in ``st`` (margin units), measured on exact g
+    (``adiabatic.refresh``) without changing ``st``: the refresh runs between a snapshot
+    and its restore. Shared by every learner built on the engine."""
+    snap = snapshot_state(st)
+    scratch = [a.copy() for a in (st.wv, st.gam, st.beta, st.v)]   # written by refresh
+    try:
+        ad.refresh(st)
+        return float(ad.kkt_residual(st))
+    finally:
+        restore_state(st, snap)
+        for a, b in zip((st.wv, st.gam, st.beta, st.v), scratch):
+            np.copyto(a, b)
+
+
 class IncrementalEngine:
     """Exact SVM that learns and unlearns one weighted example at a time.
 
@@ -286,9 +301,10 @@ class IncrementalEngine:
         return state_decision(self.st, X)
 
     def kkt_residual(self, refresh=True):
-        """Largest KT violation (margin units; see ``adiabatic.kkt_residual``)."""
+        """Largest KT violation (margin units; see ``adiabatic.kkt_residual``): on exact g
+        (the engine is left as it was), or with ``refresh=False`` on the stored g."""
         if refresh:
-            ad.refresh(self.st)
+            return state_kkt_residual(self.st)
         return float(ad.kkt_residual(self.st))
 
     def jr_residual(self):

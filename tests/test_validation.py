@@ -674,3 +674,15 @@ def test_learn_one_reads_a_pandas_row_by_its_index(id_, factory):
     assert_same_state(model_state(a), model_state(b))
     if hasattr(a, "predict_one"):
         assert a.predict_one(rows.iloc[110]) == a.predict(pd.DataFrame(X[110:111], columns=names))[0]
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_kkt_residual_leaves_the_model_as_it_was(id_, factory):
+    """kkt_residual() measures on exact g (a refresh, which may also correct alpha and b by
+    round-off) but on the side: the model's arrays are bit-identical afterwards."""
+    est, X, y = _fitted(factory)
+    if not hasattr(est, "kkt_residual"):
+        pytest.skip("no kkt_residual")
+    raw = [a.tobytes() for a in live_arrays(est)]
+    assert est.kkt_residual() <= 1e-8
+    assert [a.tobytes() for a in live_arrays(est)] == raw

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..base import BudgetClassifier
 from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma,
-                      restore_state, snapshot_state, state_decision)
+                      restore_state, snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 
@@ -276,12 +276,12 @@ class SVIncrementalClassifier(BudgetClassifier):
         return int(self._sv().size)
 
     def kkt_residual(self):
-        """Largest KT violation of the SVM on the held examples (margin units)."""
+        """Largest KT violation of the SVM on the held examples (margin units), on exact
+        g; the model is left as it was."""
         self._check_fitted()
         if not self._allocated:
             return 0.0
-        ad.refresh(self._st)
-        return float(ad.kkt_residual(self._st))
+        return state_kkt_residual(self._st)
 
     def memory_bytes(self):
         self._check_fitted()

@@ -6,7 +6,7 @@ from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, r
                       snapshot_state)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
-from ..engine import state_decision
+from ..engine import state_decision, state_kkt_residual
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
@@ -241,12 +241,12 @@ class SpanBudgetClassifier(BudgetClassifier):
         return i, out[i].copy(), float(worst)
 
     def kkt_residual(self):
-        """Largest KT violation of the SVM on the held examples (margin units)."""
+        """Largest KT violation of the SVM on the held examples (margin units), on exact
+        g; the model is left as it was."""
         self._check_fitted()
         if not self._allocated:
             return 0.0
-        ad.refresh(self._st)
-        return float(ad.kkt_residual(self._st))
+        return state_kkt_residual(self._st)
 
     def memory_bytes(self):
         """Bytes of the model state: a closed form of (budget, n_features)."""

@@ -5,7 +5,8 @@ import warnings
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import NumericalError, NumericalWarning, _MESSAGES, kernel_params, resolve_gamma
+from ..engine import (NumericalError, NumericalWarning, _MESSAGES, kernel_params, resolve_gamma,
+                      state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import tvm as ktvm
 from ..kernels.merge import FEATURE, INPUT
@@ -345,10 +346,10 @@ class TVMClassifier(BudgetClassifier):
     n_removed_ = property(lambda self: self._counter(ktvm.T_REMOVED))
 
     def kkt_residual(self):
-        """Largest KT violation over all twin halves (margin units)."""
+        """Largest KT violation over all twin halves (margin units), on exact g; the
+        model is left as it was."""
         self._check_fitted()
-        ad.refresh(self.engine_state_)
-        return float(ad.kkt_residual(self.engine_state_))
+        return state_kkt_residual(self.engine_state_)
 
     def memory_bytes(self):
         """Bytes of the model state, a closed form of (budget, n_features)."""
