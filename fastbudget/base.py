@@ -961,6 +961,16 @@ class BudgetClassifier:
             self._partial_fit_encoded(X, y_enc, w)
         return self
 
+    def _partial_fit_checked(self, X, y_pm, sample_weight):
+        """``partial_fit(X, y_pm, classes=[-1, 1], sample_weight=sample_weight)`` of a
+        started binary learner on a chunk that a wrapper has validated (X float64 of the
+        model's width, ``y_pm`` in {-1.0, +1.0}, ``sample_weight`` an array), run inside
+        the wrapper's transaction, whose snapshot holds this learner's (``_snapshot``): the
+        same model without a second validation and a second snapshot."""
+        self._check_params_kept()
+        w, _ = self._weigh(sample_weight, y_pm, self.classes_)
+        self._partial_fit_encoded(X, y_pm, w)
+
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):
         raise NotImplementedError(f"{type(self).__name__} does not implement _get_state()")

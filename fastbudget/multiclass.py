@@ -149,13 +149,29 @@ class OneVsRestClassifier(BudgetClassifier):
 
     def _partial_fit_encoded(self, X, y_idx, sample_weight):
         pm = np.array([-1, 1])
-        if len(self.estimators_) == 1:
-            self.estimators_[0].partial_fit(X, np.where(y_idx == 1, 1, -1), classes=pm,
-                                            sample_weight=sample_weight)
-            return
+        one = len(self.estimators_) == 1
         for k, est in enumerate(self.estimators_):
-            est.partial_fit(X, np.where(y_idx == k, 1, -1), classes=pm,
-                            sample_weight=sample_weight)
+            y_pm = np.where(y_idx == (1 if one else k), 1.0, -1.0)
+            if est.__sklearn_is_fitted__():
+                # validated here, and inside this model's transaction (see _save_undo)
+                est._partial_fit_checked(X, y_pm, sample_weight)
+            else:
+                est.partial_fit(X, y_pm.astype(np.int64), classes=pm, sample_weight=sample_weight)
+
+    # ------------------------------------------------------------------ transactions
+    def _save_undo(self):
+        """The learners' own snapshots (each a copy into its undo buffer, or its light
+        engine snapshot) rather than a copy of the whole state: cheap enough for
+        ``learn_one``. A learner's own transaction, if one runs inside this one, snapshots
+        the same state again (nothing touches learner k before its update)."""
+        ests = self.__dict__.get("estimators_")
+        if not ests or not all(e.__sklearn_is_fitted__() for e in ests):
+            return None
+        return [e._snapshot() for e in ests]
+
+    def _rollback(self, saved):
+        for est, snap in zip(self.estimators_, saved):
+            est._restore(snap)
 
     def memory_bytes(self):
         """Bytes of the model state: the sum of the binary learners' ``memory_bytes()``
