@@ -61,10 +61,10 @@ OK = 0
 NO_CONVERGENCE = 2
 STUCK = 3
 NOT_FINITE = 4
-KT_VIOLATED = 5  # the operation ended with the KT conditions violated (see _finish)
+KT_VIOLATED = 5  # the operation ended with the KT conditions violated (see _certify)
 
 # largest KT violation (margin units) an operation may leave, plus a round-off allowance of
-# KT_ROUND_OFF times the scale of the decision values (see _finish)
+# KT_ROUND_OFF times the scale of the decision values (see _certify)
 KT_CERT = 1e-6
 KT_ROUND_OFF = 1e-9
 
@@ -887,7 +887,7 @@ def kkt_residual(st):
 
 @njit(cache=True)
 def _kt_tolerance(st):
-    """The tolerance of the KT certificate of ``_finish`` (see there)."""
+    """The tolerance of the KT certificate of ``_certify`` (see there)."""
     _st_K = st.K
     _st_alpha = st.alpha
     _st_status = st.status
