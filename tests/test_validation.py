@@ -634,13 +634,13 @@ def _uses_gamma(est):
     return "gamma" in est.get_params() and est.get_params().get("kernel", "rbf") != "linear"
 
 
-@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+@pytest.mark.parametrize("id_,factory", _params(
+    [(i, f) for i, f in ESTIMATORS
+     if _uses_gamma(f()) and not isinstance(getattr(f(), "estimator", f()), DummyBudgetPerceptron)]))
 def test_gamma_scale_on_a_first_chunk_without_variance_is_one(id_, factory):
     """gamma='scale' on a first chunk whose features have no variance is 1.0, as in
     scikit-learn's SVC (and in every learner alike: some took 1 / n_features)."""
     est = factory()
-    if not _uses_gamma(est) or isinstance(getattr(est, "estimator", est), DummyBudgetPerceptron):
-        pytest.skip("no kernel coefficient, or the test double (numeric gamma only)")
     X, y = _data(est, seed=3)
     X0 = np.full((4, X.shape[1]), 0.5)
     y0 = np.array([y[0], y[1], y[0], y[1]]) if y[0] != y[1] else y[:4]
@@ -676,13 +676,12 @@ def test_learn_one_reads_a_pandas_row_by_its_index(id_, factory):
         assert a.predict_one(rows.iloc[110]) == a.predict(pd.DataFrame(X[110:111], columns=names))[0]
 
 
-@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+@pytest.mark.parametrize("id_,factory", _params(
+    [(i, f) for i, f in ESTIMATORS if hasattr(f(), "kkt_residual")]))
 def test_kkt_residual_leaves_the_model_as_it_was(id_, factory):
     """kkt_residual() measures on exact g (a refresh, which may also correct alpha and b by
     round-off) but on the side: the model's arrays are bit-identical afterwards."""
     est, X, y = _fitted(factory)
-    if not hasattr(est, "kkt_residual"):
-        pytest.skip("no kkt_residual")
     raw = [a.tobytes() for a in live_arrays(est)]
     assert est.kkt_residual() <= 1e-8
     assert [a.tobytes() for a in live_arrays(est)] == raw
