@@ -23,7 +23,7 @@ from .estimators.idsvm import IncrementalSVC
 from .estimators.rueping import SVIncrementalClassifier
 from .estimators.span import SpanBudgetClassifier
 from .estimators.streamsvm import StreamSVMClassifier
-from .estimators.tvm import RejectionWarning, TVMClassifier
+from .estimators.tvm import CollapseWarning, RejectionWarning, TVMClassifier
 from .multiclass import OneVsRestClassifier
 from .persist import ModelFormatError, register_estimator
 from .persist import load_model as load
@@ -42,6 +42,7 @@ __all__ = [
     "NumericalError",
     "NumericalWarning",
     "RejectionWarning",
+    "CollapseWarning",
     "OneVsRestClassifier",
     "PegasosClassifier",
     "PerceptronClassifier",

@@ -660,14 +660,18 @@ def test_linear_kernel_margin_set_is_capped_by_the_feature_dimension():
     """Linear N-Checkerboard (Table 4 protocol, stream order 1009): a 4th margin vector of
     a 2-D linear kernel passed the round-off pivot test on an ill-conditioned R, and the
     next rebuild of R failed, so one example was skipped. With the margin set capped at
-    d + 1 (dimension of the feature space plus the bias) nothing is skipped or warned."""
+    d + 1 (dimension of the feature space plus the bias) nothing is skipped or warned
+    numerically. (A linear model of a checkerboard calls every twin one class, and control
+    of C has cut C_eff below C / 10: the CollapseWarning that says so is expected.)"""
     import warnings
+    from fastbudget import CollapseWarning
     from fastbudget import reproduce as R
     Xa, ya, _, _ = R.load_set("N-Checkerboard", None)
     perm = np.random.default_rng(1009).permutation(len(ya))
     clf = TVMClassifier(budget=100, C=100.0, kernel="linear")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", CollapseWarning)
         for lo in range(0, len(perm), 10_000):
             idx = perm[lo:lo + 10_000]
             clf.partial_fit(Xa[idx], ya[idx], classes=[-1, 1])
@@ -714,3 +718,28 @@ def test_a_failing_kt_certificate_is_a_numerical_failure():
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "ok"
+
+
+def test_collapse_warning_when_control_of_C_calls_every_twin_one_class(shared_data):
+    """Adult at the paper's C = 1 with control of C, B = 20 (docs/results/tvm_table3.md,
+    note †): C_eff falls to ~0.001 and f < 0 at every twin although they hold both
+    classes; the model calls every test point negative. One CollapseWarning says so (not
+    one per chunk); control_C=False, which keeps a boundary, gives none."""
+    import warnings
+    from fastbudget import CollapseWarning
+    from fastbudget import reproduce as R
+    Xa, ya, Xb, yb = R.load_set("Adult", str(shared_data))
+    kp = R.kernel_params("Adult", Xa.shape[1])
+    perm = np.random.default_rng(1000).permutation(len(ya))[:4000]
+    clf = TVMClassifier(budget=20, C=1.0, **kp)
+    with pytest.warns(CollapseWarning, match=r"calls all 20 of its twin vectors -1.*C_eff down") as rec:
+        for lo in range(0, 4000, 1000):
+            clf.partial_fit(Xa[perm[lo:lo + 1000]], ya[perm[lo:lo + 1000]], classes=[-1, 1])
+    assert sum(issubclass(r.category, CollapseWarning) for r in rec) == 1
+    assert (clf.decision_function(Xb) < 0).all() and (clf.twin_weights_.sum(axis=0) > 0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CollapseWarning)
+        free = TVMClassifier(budget=20, C=1.0, control_C=False, **kp)
+        for lo in range(0, 4000, 1000):
+            free.partial_fit(Xa[perm[lo:lo + 1000]], ya[perm[lo:lo + 1000]], classes=[-1, 1])
+    assert (free.decision_function(Xb) > 0).any()

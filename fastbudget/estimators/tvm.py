@@ -23,6 +23,12 @@ class RejectionWarning(UserWarning):
     example that would be learned is dropped, and since the twins cannot change, for good."""
 
 
+class CollapseWarning(UserWarning):
+    """Control of C has shrunk TVM's C_eff until the model calls all its twin vectors one
+    class although they hold examples of both, so it predicts that class near every one of
+    them (see ``TVMClassifier``, ``control_C``)."""
+
+
 class TVMClassifier(BudgetClassifier):
     """Twin Vector Machine: an exact SVM on at most ``budget`` weighted twin vectors.
 
@@ -86,7 +92,9 @@ class TVMClassifier(BudgetClassifier):
         small ``C`` (the paper's C = 1 on Adult) control can shrink ``C_eff`` until the
         model calls every point the majority class; there ``control_C=False`` matches the
         paper's figures, while on noisy streams at C = 100 it overfits
-        (``docs/results/tvm_control.md``).
+        (``docs/results/tvm_control.md``). When control has cut C_eff to C / 10 or less
+        and the model calls all its twins one class although they hold both, a
+        ``CollapseWarning`` says so (once per model).
     random_state : None, int or Generator, default=None
         Accepted for interface symmetry with the other budgeted learners; TVM is
         deterministic (the same stream in the same order gives the same model) and uses
@@ -243,6 +251,38 @@ class TVMClassifier(BudgetClassifier):
                 "any more. The paper's rule (Sec. 4.2.4) allows this; to avoid it, train with "
                 "a larger rejection (eta), rejection=None or a larger budget.",
                 RejectionWarning, stacklevel=3)
+        self._warn_if_collapsed()
+
+    def _warn_if_collapsed(self):
+        """Warn (``CollapseWarning``, once per model) when control of C has cut C_eff to a
+        tenth of C or less and f has one sign at every twin, although the twins hold at
+        least 5 % of their weight in each class: the model then predicts one class near
+        all of them, as on Adult at the paper's C = 1 (``docs/results/tvm_table3.md``). A
+        model that is one-sided at C_eff = C is an ordinary SVM result (a small C, a kernel
+        that cannot separate the classes, extreme class weights) and is not warned
+        about. O(B)."""
+        if self.__dict__.get("_collapse_warned") or not self.control_C:
+            return
+        C_eff = self.C_eff_
+        if C_eff > 0.1 * float(self.C):
+            return
+        a = self._active()
+        tw = self.twins_
+        fq = tw.fq[a]
+        if a.size < 2 or not ((fq > 0).all() or (fq < 0).all()):
+            return
+        s_pos, s_neg = float(tw.s_pos[a].sum()), float(tw.s_neg[a].sum())
+        if min(s_pos, s_neg) < 0.05 * (s_pos + s_neg):
+            return
+        self._collapse_warned = True
+        side = self.classes_[1] if fq[0] > 0 else self.classes_[0]
+        side = side.item() if isinstance(side, np.generic) else side
+        warnings.warn(
+            f"TVMClassifier calls all {a.size} of its twin vectors {side!r} although they "
+            f"hold examples of both classes, so it predicts {side!r} near every one of them: "
+            f"control of C has brought C_eff down to {C_eff:.3g} from C = {self.C} (C * "
+            "budget / the sum of the twin weights). Train with a larger C, or with "
+            "control_C=False to keep C_eff = C.", CollapseWarning, stacklevel=4)
 
     def _state_arrays(self):
         # the transaction's undo buffer (base class); the scratch twin fields are not state
