@@ -3,10 +3,9 @@ import numpy as np
 
 from ..base import BudgetClassifier
 from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
-                      snapshot_state)
+                      snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
-from ..engine import state_decision, state_kkt_residual
 
 _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
