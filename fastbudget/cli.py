@@ -356,6 +356,12 @@ class _Where:
         self.data = args.data
         self.rows = None if args.data.startswith("gen:") else RowLines()
 
+    def forget_before(self, i):
+        """Rows before ``i`` will not be named again (their chunks are learned): drop their
+        lines, so that a long stream with comment lines does not grow the record."""
+        if self.rows is not None:
+            self.rows.forget_before(i)
+
     def __call__(self, i):
         if self.rows is not None and i < self.rows.n_rows:
             name = "<stdin>" if self.data == "-" else self.data
@@ -639,6 +645,7 @@ def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=Non
             for X, y in _until_stopped(chunks, state, "pass --label-column"):
                 _check_labels(y, classes if first and classes is not None else model.classes_,
                               n, where, saved=classes is None)
+                where.forget_before(n)
                 state["busy"] = True
                 t = time.perf_counter()
                 if first:
@@ -935,6 +942,7 @@ def cmd_prequential(args):
             for X, y in _until_stopped(chunks, state, "prequential evaluation needs labels"):
                 _check_labels(y, classes if first_fit else model.classes_, n_read, where,
                               saved=bool(args.model))
+                where.forget_before(n_read)
                 n_read += len(y)
                 state["busy"] = True
                 if first_fit:

@@ -731,6 +731,48 @@ def test_row_lines_name_the_line_of_every_row(tmp_path, fmt, monkeypatch):
         where.line(200)
     with pytest.raises(TypeError):
         read(str(path), row_lines={})
+    # a stream reader forgets the rows it no longer names: the later rows keep their lines
+    # and the record shrinks to the runs from there on
+    n_runs = len(where._row)
+    where.forget_before(150)
+    assert [where.line(i) for i in range(150, 200)] == want[150:]
+    assert len(where._row) == len(set(np.array(want[150:]) - np.arange(150, 200))) < n_runs
+    with pytest.raises(IndexError, match="forgotten"):
+        where.line(149)
+
+
+def test_cli_learning_a_stream_with_comments_keeps_the_line_record_bounded(tmp_path,
+                                                                          monkeypatch):
+    """`fastbudget train` on a LIBSVM file with a comment line between every two rows: the
+    record of row lines holds the rows read but not yet learned (the current chunk, the
+    standardiser's warm-up rows and the reader's block ahead), not one entry per gap of
+    the whole file, and a bad label in the last chunk is still named by its line."""
+    from fastbudget import cli
+    monkeypatch.setattr(_source, "BLOCK_BYTES", 4096)
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(3000):
+        lines.append(f"{1 if rng.random() < 0.5 else -1} 1:{rng.normal():.4f} 2:{rng.normal():.4f}")
+        lines.append("# comment")
+    lines[2 * 2900] = "7 1:0 2:0"          # an unknown label on line 5801, in the last chunk
+    path = tmp_path / "s.svm"
+    path.write_text("\n".join(lines) + "\n")
+    sizes = []
+    real = cli._Where.forget_before
+
+    def spy(self, i):
+        real(self, i)
+        sizes.append(len(self.rows._row))
+
+    cli._Where.forget_before = spy
+    try:
+        rc = cli.main(["train", "perceptron", str(path), "--chunk-size", "500",
+                       "--warmup-rows", "500", "-o", str(tmp_path / "m.npz"), "--quiet"])
+    finally:
+        cli._Where.forget_before = real
+    assert rc == 2
+    assert len(sizes) == 5                 # chunks learned before the bad one
+    assert max(sizes) < 1000               # without forgetting: 500, 1000, ..., 2500+
 
 
 def test_read_csv_semicolons_and_decimal_commas():

@@ -97,7 +97,8 @@ class RowLines:
     blank and comment lines included.
 
     Memory: one entry where lines that are not rows (a header, blank or comment lines)
-    come between rows, not one per row.
+    come between rows, not one per row; ``forget_before(i)`` drops the entries of rows
+    before ``i`` (a stream reader that no longer needs them keeps its memory bounded).
 
     Examples
     --------
@@ -113,6 +114,7 @@ class RowLines:
         self.n_rows = 0      # rows recorded so far
         self._row = []       # first row of each run of rows whose lines follow one another
         self._gap = []       # its 0-based line minus its row index
+        self._first = 0      # rows before this one are forgotten
 
     def _add(self, lines):
         """Record the 0-based lines (int64 array) of the next rows."""
@@ -132,10 +134,21 @@ class RowLines:
         """Forget the rows recorded (before the same source is read again)."""
         self.__init__()
 
+    def forget_before(self, i):
+        """Drop what is recorded of the rows before row ``i`` (``line`` then refuses them)."""
+        k = bisect.bisect_right(self._row, i) - 1
+        if k > 0:
+            del self._row[:k]
+            del self._gap[:k]
+        self._first = max(self._first, min(i, self.n_rows))
+
     def line(self, i):
-        """The 1-based line of data row ``i`` (0-based); ``i`` must be below ``n_rows``."""
+        """The 1-based line of data row ``i`` (0-based); ``i`` must be below ``n_rows`` and
+        not forgotten (``forget_before``)."""
         if not 0 <= i < self.n_rows:
             raise IndexError(f"row {i} has not been read (rows read: {self.n_rows}).")
+        if i < self._first:
+            raise IndexError(f"row {i} has been forgotten (rows kept: from {self._first}).")
         k = bisect.bisect_right(self._row, i) - 1
         return i + self._gap[k] + 1
 
