@@ -788,11 +788,11 @@ def test_one_class_prefix_then_change_C_and_reweight(kernel):
     assert_matches_oracle(eng, kernel, kw, oracle=oracle)
 
 
-def _ill_conditioned_path(seed, gamma):
+def _ill_conditioned_path(seed, gamma, C=1e4):
     """1-D to 3-D RBF data with a wide kernel, duplicates with opposite labels, learned at
-    C = 1e4: the path to 10 C is ill-conditioned for some seeds."""
+    a large C: a path to a larger C is ill-conditioned for some seeds."""
     X, y = _ill_conditioned_data(seed)
-    eng = IncrementalEngine(len(y), X.shape[1], C=1e4, kernel="rbf", gamma=gamma)
+    eng = IncrementalEngine(len(y), X.shape[1], C=C, kernel="rbf", gamma=gamma)
     for i in range(len(y)):
         eng.add(X[i], y[i])
     assert eng.kkt_residual() <= 1e-9
@@ -817,12 +817,14 @@ def _ill_conditioned_data(seed):
 
 
 def test_add_whose_path_ends_kt_violated_is_refused_and_leaves_engine_unchanged():
-    """Seed 253 of the family, gamma = 0.05: the path of one example ends with the KT
-    conditions violated (before every operation was certified, the engine kept such a
-    state silently: a KT residual of 5.2 margin units after all the examples). The add is
-    refused with NumericalError, the engine is as it was, and it is still the exact SVM
-    of what it holds."""
-    X, y = _ill_conditioned_data(253)
+    """Seed 29 of the family, gamma = 0.05: the path of one example ends with the KT
+    conditions violated, and relearning the worst violators (``adiabatic._repair``) does
+    not mend it, also on a rebuilt R. The add is refused with NumericalError, the engine
+    is as it was, and every state passes the certificate (``_kt_tolerance``) and the KT
+    test of ``certify`` (1e-8 of the decision scale). On this family such a state can
+    still differ from the polished scikit-learn solution by 3e-3 in decision values (the
+    problem is that ill-conditioned), so that comparison is not made here."""
+    X, y = _ill_conditioned_data(29)
     kw = {"gamma": 0.05}
     eng = IncrementalEngine(len(y), X.shape[1], C=1e4, kernel="rbf", **kw)
     refused = 0
@@ -834,36 +836,67 @@ def test_add_whose_path_ends_kt_violated_is_refused_and_leaves_engine_unchanged(
             assert "KT conditions violated" in str(e) and "lower gamma or C" in str(e)
             refused += 1
             assert_state_as_before(eng, before)
-        assert eng.kkt_residual() <= 1e-6
+        _assert_certified(eng, kw)
     assert refused > 0
-    assert_matches_oracle(eng, "rbf", kw)
+
+
+def test_add_whose_path_ends_kt_violated_is_repaired():
+    """Seed 253 of the family, gamma = 0.05: before every operation was certified, the
+    engine kept a KT residual of 5.2 margin units after these adds, silently. The
+    certificate now catches the violated ends of path, and relearning the worst violator
+    (unlearned and learned again by the ordinary paths) mends them: every add succeeds and
+    passes the certificate and the KT test of ``certify``; the decision values end within
+    1e-5 of the polished scikit-learn solution's (3e-6 here; see the test above for why
+    this family is not held to 1e-6)."""
+    X, y = _ill_conditioned_data(253)
+    kw = {"gamma": 0.05}
+    eng = IncrementalEngine(len(y), X.shape[1], C=1e4, kernel="rbf", **kw)
+    for i in range(len(y)):
+        eng.add(X[i], y[i])
+        _assert_certified(eng, kw)
+    live, Xl, yl, alpha, cb = engine_view(eng)
+    orc = ref.oracle_fit(Xl, yl, cb / eng.C, eng.C, "rbf", **kw)
+    K = ref.kernel_matrix(Xl, Xl, "rbf", **kw)
+    f_o = K @ (orc["alpha"] * yl) + orc["b"]
+    assert np.abs(eng.decision_function(Xl) - f_o).max() <= 1e-5 * np.abs(f_o).max()
+
+
+def _assert_certified(eng, kw):
+    """The engine's own certificate and the KT test of ``certify`` (scaled KT residual and
+    box) on a recomputed kernel matrix."""
+    assert eng.kkt_residual() <= ad._kt_tolerance(eng.st)
+    live, X, y, alpha, cb = engine_view(eng)
+    rep = ref.kt_report(alpha, eng.b, y, ref.kernel_matrix(X, X, "rbf", **kw), cb)
+    assert rep["kt_scaled"] <= KT_TOL and rep["box"] <= 1e-12 * max(1.0, cb.max())
 
 
 def test_set_C_that_would_end_kt_violated_raises_and_leaves_engine_unchanged():
-    """An ill-conditioned regularisation path (C 1e4 -> 1e5, gamma = 0.002, seed 13 of the
-    family) ends with the KT conditions violated: set_C certifies them, raises
+    """An ill-conditioned regularisation path (C 1e5 -> 1e7, gamma = 0.002, seed 102 of the
+    family) ends with the KT conditions violated, also after the repair: set_C raises
     NumericalError and leaves the engine as it was."""
-    eng, X = _ill_conditioned_path(13, 0.002)
+    eng, X = _ill_conditioned_path(102, 0.002, C=1e5)
     C = eng.C
     before = {k: np.array(getattr(eng.st, k), copy=True) for k in ("alpha", "g", "status", "fs")}
     f_before = eng.decision_function(X)
     with pytest.raises(NumericalError, match="KT conditions violated"):
-        eng.set_C(C * 10)
+        eng.set_C(C * 100)
     for k, v in before.items():
         assert np.array_equal(getattr(eng.st, k), v), k
     assert np.array_equal(eng.decision_function(X), f_before)
     assert eng.C == C
 
 
-def test_set_C_ending_with_margin_vectors_at_a_bound_is_exact():
+@pytest.mark.parametrize("seed,gamma", [(2718, 0.05), (13, 0.002)])
+def test_set_C_on_an_ill_conditioned_path_is_exact(seed, gamma):
     """Seed 2718 of the same family (1-D, triplicated points with opposite labels) used to
     end its path to 10 C with a KT residual of ~3e-2, and set_C refused it: the Newton
-    correction of ``refresh`` carried margin vectors that sat at a bound out of their box.
-    They now leave S for that bound, and the result is the exact SVM at 10 C."""
-    eng, X = _ill_conditioned_path(2718, 0.05)
+    correction of ``refresh`` carried margin vectors that sat at a bound out of their box;
+    they now leave S for that bound. Seed 13 (gamma = 0.002) ended KT-violated and was
+    refused; relearning the worst violator mends it. Both are the exact SVM at 10 C."""
+    eng, X = _ill_conditioned_path(seed, gamma)
     eng.set_C(eng.C * 10)
     assert eng.C == 1e5
-    kw = {"gamma": 0.05}
+    kw = {"gamma": gamma}
     certify(eng, "rbf", kw, where="C -> 1e5")
     assert_matches_oracle(eng, "rbf", kw, np.vstack([X, X + 0.3]), where="C -> 1e5")
 

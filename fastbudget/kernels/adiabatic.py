@@ -66,6 +66,8 @@ KT_VIOLATED = 5  # the operation ended with the KT conditions violated (see _cer
 # largest KT violation (margin units) an operation may leave, plus a round-off allowance of
 # KT_ROUND_OFF times the scale of the decision values (see _certify)
 KT_CERT = 1e-6
+# examples relearned (unlearned and learned again) to repair a violated certificate
+REPAIR_TRIES = 3
 KT_ROUND_OFF = 1e-9
 
 # growths of S whose relative pivot gamma_kk / scale is below this have the new column of R
@@ -924,9 +926,48 @@ def _certify(st, status):
     (an upper bound of max_i sum_j alpha_j |K_ij| / mu)."""
     if status != OK:
         return status
-    if kkt_residual(st) > _kt_tolerance(st):
+    tol = _kt_tolerance(st)
+    if kkt_residual(st) > tol and not _repair(st, tol):
         return KT_VIOLATED
     return OK
+
+
+@njit(cache=True)
+def _repair(st, tol):
+    """Relearn, one at a time, the examples outside S that violate the KT conditions most
+    (an error vector with g > 0, a reserve vector with g < 0): unlearn it exactly, then
+    learn it again with its weight, both by the ordinary paths from the current state.
+    True when the certificate passes after at most REPAIR_TRIES of them."""
+    _st_g = st.g
+    _st_status = st.status
+    _st_wt = st.wt
+    mu = st.fs[F_MU]
+    for _ in range(REPAIR_TRIES):
+        j = -1
+        worst = tol
+        for i in range(st.ist[I_HW]):
+            si = _st_status[i]
+            if si == ERROR:
+                v = _st_g[i] / mu
+            elif si == RESERVE:
+                v = -_st_g[i] / mu
+            else:
+                continue
+            if v > worst:
+                worst = v
+                j = i
+        if j < 0:
+            return False          # the violation is in S or in the equality: not this
+        w = _st_wt[j]
+        if _deactivate(st, j) != OK:
+            return False
+        refresh(st)
+        if _activate(st, j, w) != OK:
+            return False
+        refresh(st)
+        if kkt_residual(st) <= tol:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------- operations
