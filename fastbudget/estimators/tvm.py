@@ -260,9 +260,14 @@ class TVMClassifier(BudgetClassifier):
         all of them, as on Adult at the paper's C = 1 (``docs/results/tvm_table3.md``). A
         model that is one-sided at C_eff = C is an ordinary SVM result (a small C, a kernel
         that cannot separate the classes, extreme class weights) and is not warned
-        about. O(B)."""
+        about. O(B), run at most once per B accepted examples (``learn_one`` calls it for
+        every example it learns)."""
         if self.__dict__.get("_collapse_warned") or not self.control_C:
             return
+        accepted = int(self.twins_.ist[ktvm.T_ACCEPTED])
+        if accepted < self.__dict__.get("_collapse_next", 0):
+            return
+        self._collapse_next = accepted + int(self.budget)
         C_eff = self.C_eff_
         if C_eff > 0.1 * float(self.C):
             return

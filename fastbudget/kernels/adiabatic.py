@@ -66,9 +66,9 @@ KT_VIOLATED = 5  # the operation ended with the KT conditions violated (see _cer
 # largest KT violation (margin units) an operation may leave, plus a round-off allowance of
 # KT_ROUND_OFF times the scale of the decision values (see _certify)
 KT_CERT = 1e-6
+KT_ROUND_OFF = 1e-9
 # examples relearned (unlearned and learned again) to repair a violated certificate
 REPAIR_TRIES = 3
-KT_ROUND_OFF = 1e-9
 
 # growths of S whose relative pivot gamma_kk / scale is below this have the new column of R
 # checked against J R = I (drift amplified by 1 / pivot), and R rebuilt when it drifted
