@@ -86,11 +86,7 @@ if _bl is not None:
              dict(_SW, **{_CW: _CW_REASON.format("0.36 -> 0.78")}))
     if hasattr(_bl, "RandomBudgetClassifier"):
         _add("random", lambda: _make(_bl.RandomBudgetClassifier, budget=30, C=1.0, gamma=0.5,
-                                     random_state=0), dict(_SW, **{
-            c: "REPORTED: RandomBudgetClassifier refuses non-unit sample weights"
-            for c in ("check_sample_weights_list", "check_sample_weights_not_overwritten",
-                      "check_classifiers_one_label_sample_weights")},
-            **{_CW: _CW_UNIT.format("RandomBudgetClassifier")}))
+                                     random_state=0))
 
 _ss = _module("fastbudget.estimators.streamsvm")
 if _ss is not None and hasattr(_ss, "StreamSVMClassifier"):
@@ -112,7 +108,7 @@ if _id is not None and hasattr(_id, "IncrementalSVC"):
 _tv = _module("fastbudget.estimators.tvm")
 if _tv is not None and hasattr(_tv, "TVMClassifier"):
     _add("tvm", lambda: _make(_tv.TVMClassifier, budget=20, C=1.0, kernel="rbf",
-                                             random_state=0), _SW)
+                                             random_state=0))
 
 _sp = _module("fastbudget.estimators.span")
 if _sp is not None and hasattr(_sp, "SpanBudgetClassifier"):

@@ -463,3 +463,64 @@ def test_random_loads_a_state_whose_replacements_were_left_to_prediction(rng, mo
     assert not back._dirty.any()
     now = make().fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
     assert np.array_equal(back.decision_function(X), now.decision_function(X))
+
+
+def test_random_with_weights_is_the_weighted_svm_on_its_reservoir(rng):
+    """sample_weight and class_weight ride along with the sampled examples: the model is
+    scikit-learn's SVC on the reservoir with those weights."""
+    from sklearn.svm import SVC
+
+    X, y = _xor(1500, rng, noise=0.1)
+    w = rng.uniform(0.1, 4.0, size=X.shape[0])
+    clf = RandomBudgetClassifier(budget=60, gamma=0.7, C=10.0, random_state=2,
+                                 class_weight={1.0: 3.0})
+    for chunk in np.array_split(np.arange(X.shape[0]), 5):
+        clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0], sample_weight=w[chunk])
+        Xs, ys = clf.sample_
+        ws = clf.sample_weight_
+        # the reservoir holds each example with its own weight times its class weight
+        idx = [int(np.flatnonzero(np.all(X == xs, axis=1))[0]) for xs in Xs]
+        np.testing.assert_array_equal(ws, w[idx] * np.where(y[idx] > 0, 3.0, 1.0))
+        svc = SVC(C=10.0, gamma=0.7, tol=1e-12).fit(Xs, ys, sample_weight=ws)
+        f_ref = svc.decision_function(X[:500])
+        np.testing.assert_allclose(clf.decision_function(X[:500]), f_ref,
+                                   atol=1e-5 * np.abs(f_ref).max())
+
+
+def test_random_weights_do_not_change_the_sample_and_weight_zero_is_absence(rng):
+    X, y = _xor(600, rng, noise=0.1)
+    make = lambda: RandomBudgetClassifier(budget=25, gamma=0.7, C=10.0, random_state=5)
+    chunks = np.array_split(np.arange(X.shape[0]), 4)
+    unit, heavy = make(), make()
+    for c in chunks:
+        unit.partial_fit(X[c], y[c], classes=[-1.0, 1.0])
+        heavy.partial_fit(X[c], y[c], classes=[-1.0, 1.0], sample_weight=np.full(c.size, 2.5))
+    assert np.array_equal(unit.sample_[0], heavy.sample_[0])
+    assert np.all(heavy.sample_weight_ == 2.5) and np.all(unit.sample_weight_ == 1.0)
+    # weight 0 is an example the stream never had: same reservoir and model bit for bit
+    w = np.where(rng.random(X.shape[0]) < 0.3, 0.0, 1.0)
+    zero, absent = make(), make()
+    for c in chunks:
+        zero.partial_fit(X[c], y[c], classes=[-1.0, 1.0], sample_weight=w[c])
+        keep = c[w[c] > 0]
+        absent.partial_fit(X[keep], y[keep], classes=[-1.0, 1.0])
+    assert np.array_equal(zero.sample_[0], absent.sample_[0])
+    assert np.array_equal(zero.decision_function(X), absent.decision_function(X))
+    assert zero._istate[1] == absent._istate[1] == int(w.sum())
+
+
+def test_random_loads_a_state_saved_before_weights(rng):
+    """Files written before the reservoir kept weights have no ``_Rw``: they load as weight 1
+    and continue exactly like the model that wrote them."""
+    X, y = _xor(300, rng)
+    make = lambda: RandomBudgetClassifier(budget=20, gamma=0.7, C=10.0, random_state=4)
+    now = make().fit(X[:150], y[:150])
+    state = now._get_state()
+    del state["_Rw"]
+    back = make()
+    back.classes_, back.n_features_in_ = now.classes_.copy(), now.n_features_in_
+    back._set_state(state)
+    assert np.all(back.sample_weight_ == 1.0)
+    now.partial_fit(X[150:], y[150:])
+    back.partial_fit(X[150:], y[150:])
+    assert np.array_equal(back.decision_function(X), now.decision_function(X))

@@ -669,7 +669,8 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
 
     A reservoir (Vitter's Algorithm R, 1985) keeps a uniform sample of ``budget`` examples
     of everything seen; the model is the exact soft-margin SVM on that sample
-    (``min 1/2 ||w||^2 + C sum_i xi_i``), kept by the exact incremental / decremental
+    (``min 1/2 ||w||^2 + C sum_i s_i xi_i``, s_i the example's weight: scikit-learn's
+    ``SVC(C=C).fit(X_sample, y_sample, sample_weight=s_sample)``), kept by the exact incremental / decremental
     engine (:class:`fastbudget.engine.IncrementalEngine`, Cauwenberghs & Poggio 2000).
     Each ``partial_fit`` (or ``learn_one``) first updates the reservoir in one compiled
     call, then unlearns the examples of the slots that call replaced and learns their
@@ -697,15 +698,21 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         Class weights as in scikit-learn's ``SVC``: a dict ``{label: weight}`` (labels not in
         it weigh 1) or ``'balanced'``, ``n_samples / (n_classes * np.bincount(y))`` on the
         data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
-        example's weight is ``sample_weight * class_weight[label]``; the reservoir keeps
-        unweighted examples and refuses weights other than 1, so only weights of 1 are
-        accepted (the parameter exists for a common interface).
+        example's weight is ``sample_weight * class_weight[label]``.
+
+    Weights do not change the sampling: every example of positive weight enters the
+    reservoir with the same probability, and keeps its weight there, which scales its C in
+    the SVM on the sample, as ``sample_weight`` does in ``SVC``. An example of weight 0 is
+    left out of the stream altogether (it takes no slot and does not count towards the
+    sampling probabilities), so it changes nothing, as in ``SVC``.
 
     Attributes
     ----------
     classes_, n_features_in_
     support_vectors_, dual_coef_ (``alpha_i y_i``), intercept_, n_support_
     sample_ : tuple (X, y) of the current reservoir (copies; y in {-1, +1})
+    sample_weight_ : ndarray, the weights of the reservoir's examples (a copy; ones when
+        every example had weight 1)
 
     Examples
     --------
@@ -717,9 +724,6 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     >>> clf.score(X, y) > 0.85
     True
     """
-
-    _unit_weights_only = True
-    _unit_weights_reason = "its reservoir keeps each example with the same probability"
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=100.0,
                  random_state=None, class_weight=None):
@@ -734,7 +738,7 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
 
     @property
     def _state_names(self):
-        return ("_RX", "_Ry", "_dirty", "_eslot", "_istate", "_kpar", "_rng_state",
+        return ("_RX", "_Ry", "_Rw", "_dirty", "_eslot", "_istate", "_kpar", "_rng_state",
                 *("_eng_" + f for f in _ENGINE_FIELDS))
 
     def _validate_params(self):
@@ -746,6 +750,7 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         B = int(self.budget)
         self._RX = np.zeros((B, n_features))
         self._Ry = np.zeros(B)
+        self._Rw = np.zeros(B)
         self._dirty = np.zeros(B, dtype=np.int8)
         self._eslot = np.full(B, -1, dtype=np.int64)
         self._istate = np.zeros(2, dtype=np.int64)   # [n_in_reservoir, n_seen]
@@ -763,6 +768,9 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         raise AttributeError(name)
 
     def _set_state(self, state):
+        if "_Rw" not in state and "_Ry" in state:
+            # files saved before weights were supported hold only examples of weight 1
+            state = dict(state, _Rw=np.ones(np.shape(state["_Ry"])))
         eng = {k: state[k] for k in state if k.startswith("_eng_")}
         rng_state = state["_rng_state"]
         rest = {k: v for k, v in state.items() if not k.startswith("_eng_") and k != "_rng_state"}
@@ -789,9 +797,12 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
 
     def _fit_chunk(self, X, y, sw):
         self._kernel_setup(X)
+        keep = sw > 0.0
+        if not keep.all():        # weight 0: as if the example were not in the stream
+            X, y, sw = (np.ascontiguousarray(a[keep]) for a in (X, y, sw))
         u = self._rng.random(X.shape[0])
-        _kb.reservoir_update(X, y, u, self._RX, self._Ry, self._dirty, self._istate,
-                             int(self.budget))
+        _kb.reservoir_update(X, y, sw, u, self._RX, self._Ry, self._Rw, self._dirty,
+                             self._istate, int(self.budget))
         # (inside partial_fit's transaction: a numerical failure here leaves the model,
         # reservoir included, as it was before the call)
         self._sync()
@@ -811,7 +822,8 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
                 eng.remove(int(self._eslot[j]))
                 self._eslot[j] = -1
         slots = eng.add_batch(np.ascontiguousarray(self._RX[changed]),
-                              np.ascontiguousarray(self._Ry[changed]), np.ones(changed.size))
+                              np.ascontiguousarray(self._Ry[changed]),
+                              np.ascontiguousarray(self._Rw[changed]))
         self._eslot[changed] = slots
         self._dirty[changed] = 0
 
@@ -850,11 +862,16 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         n = int(self._istate[0])
         return self._RX[:n].copy(), self._Ry[:n].copy()
 
+    @property
+    def sample_weight_(self):
+        self._check_fitted()
+        return self._Rw[:int(self._istate[0])].copy()
+
     def memory_bytes(self):
         """Bytes of the model state, a closed form of ``budget`` B and ``n_features`` d:
-        the reservoir, ``8 (B d + 2 B + 5) + B``, and the exact SVM on it,
+        the reservoir, ``8 (B d + 3 B + 5) + B``, and the exact SVM on it,
         ``fastbudget.kernels.adiabatic.engine_nbytes(B, d)`` (about ``16 B^2``)."""
         self._check_fitted()
         B, d = int(self.budget), self.n_features_in_
-        # _RX, _Ry, _eslot; _istate, _kpar; _dirty (int8)
-        return 8 * (B * d + 2 * B + 2 + 3) + B + engine_nbytes(B, d)
+        # _RX, _Ry, _Rw, _eslot; _istate, _kpar; _dirty (int8)
+        return 8 * (B * d + 3 * B + 2 + 3) + B + engine_nbytes(B, d)

@@ -343,7 +343,7 @@ def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush):
 
 
 @njit(cache=True)
-def reservoir_update(X, y, u, RX, Ry, dirty, istate, budget):
+def reservoir_update(X, y, w, u, RX, Ry, Rw, dirty, istate, budget):
     """Reservoir sampling, Vitter's Algorithm R (ACM TOMS 11(1), 1985): a uniform sample of
     ``budget`` examples of the stream so far.
 
@@ -355,6 +355,9 @@ def reservoir_update(X, y, u, RX, Ry, dirty, istate, budget):
     ----------
     X : ndarray of shape (n, d), float64
     y : ndarray of shape (n,), float64
+    w : ndarray of shape (n,), float64
+        Example weights, kept beside the examples (they do not change the sampling; the
+        caller leaves out examples of weight 0).
     u : ndarray of shape (n,), float64
         Uniform [0, 1) variates, one per example (drawn by the caller from its seeded
         generator, whose state is part of the model).
@@ -362,6 +365,8 @@ def reservoir_update(X, y, u, RX, Ry, dirty, istate, budget):
         Reservoir. Modified in place.
     Ry : ndarray of shape (budget,), float64
         Modified in place.
+    Rw : ndarray of shape (budget,), float64
+        Weights of the reservoir's examples. Modified in place.
     dirty : ndarray of shape (budget,), int8
         Set to 1 for every slot written. Modified in place.
     istate : ndarray of shape (2,), int64
@@ -389,6 +394,7 @@ def reservoir_update(X, y, u, RX, Ry, dirty, istate, budget):
             for k in range(d):
                 RX[slot, k] = X[i, k]
             Ry[slot] = y[i]
+            Rw[slot] = w[i]
             dirty[slot] = 1
             written += 1
         n_seen += 1
