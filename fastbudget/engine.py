@@ -9,7 +9,9 @@ next ``add``.
 Every operation ends with a KT certificate on the exact gradients (an ill-conditioned path
 that ends with the KT conditions violated counts as a failure). Failures are transactional:
 when an operation reports a numerical failure, the engine restores the state from before
-the call, rebuilds R from scratch, retries once, and if that fails too raises
+the call, rebuilds R from scratch and retries once; if that fails too, it learns the
+operation's resulting set of examples again from an empty model (``adiabatic.relearn``), in
+up to ``RELEARN_ORDERS`` orders, and only when every order fails raises
 :class:`NumericalError` with the state as it was before the call.
 """
 import numpy as np
@@ -19,12 +21,17 @@ from .kernels.kernel import KERNEL_CODES, decision_values
 
 
 class NumericalError(RuntimeError):
-    """An exact update failed twice (once after rebuilding R); the model is unchanged."""
+    """An exact update failed (also after rebuilding R and relearning from an empty model);
+    the model is unchanged."""
 
 
 class NumericalWarning(UserWarning):
     """A stream learner skipped an example whose exact update failed numerically (even
     after rebuilding R); the model is the exact one without it."""
+
+
+# orders tried by the last resort (reversed slot order, then seeded permutations)
+RELEARN_ORDERS = 3
 
 
 class CapacityError(RuntimeError):
@@ -146,12 +153,13 @@ class IncrementalEngine:
         """:func:`restore_state` of a snapshot taken by :meth:`snapshot` (in place)."""
         restore_state(self.st, snap)
 
-    def _run(self, fn, *args):
+    def _run(self, fn, *args, target=None):
         """Run one compiled operation transactionally: on failure restore, rebuild R and
-        retry once, then raise NumericalError with the engine unchanged. Every operation
-        ends with the KT certificate (``adiabatic._certify``), so an ill-conditioned path
-        that ends with the KT conditions violated counts as a failure too and cannot end
-        silently wrong."""
+        retry once; then learn the examples the operation should end with again from an
+        empty model (``target()``: see :meth:`_target`), and if that fails too raise
+        NumericalError with the engine unchanged. Every operation ends with the KT
+        certificate (``adiabatic._certify``), so an ill-conditioned path that ends with the
+        KT conditions violated counts as a failure too and cannot end silently wrong."""
         snap = self.snapshot()
         status = fn(self.st, *args)
         if status == ad.OK:
@@ -162,11 +170,52 @@ class IncrementalEngine:
         if status == ad.OK:
             return
         self.restore(snap)
+        if target is not None and self._relearn(snap, *target()):
+            return
         raise NumericalError(
             f"Exact SVM update failed: {_MESSAGES.get(status, status)}; R was rebuilt and the "
-            "update retried once. The model is unchanged. Near-duplicate examples with a "
-            "very wide kernel are the usual cause: lower gamma or C, or drop duplicates."
+            f"update retried, then the model relearned from scratch in {RELEARN_ORDERS} orders. "
+            "The model is unchanged. Near-duplicate examples with a very wide kernel are the "
+            "usual cause: lower gamma or C, or drop duplicates."
         )
+
+    def _target(self, add=None, drop=None, weight=None, C=None):
+        """The examples an operation should end with, as ``(slots, weights, mu)`` for
+        :meth:`_relearn`, read from the state before it: every live slot with its weight,
+        plus ``add = (slots, X, y, w)`` (the points are written into those free slots),
+        without slot ``drop``, with ``weight = (slot, w)``, at ``C`` (mu = C0 / C)."""
+        st = self.st
+        live = np.flatnonzero(st.status != ad.FREE)
+        wts = st.wt[live].copy()
+        mu = st.fs[ad.F_MU] if C is None else st.fs[ad.F_C] / C
+        if drop is not None:
+            keep = live != drop
+            live, wts = live[keep], wts[keep]
+        if weight is not None:
+            wts[live == weight[0]] = weight[1]
+        if add is not None:
+            c, X, y, w = add
+            st.X[c] = X
+            st.y[c] = y
+            live = np.concatenate([live, c])
+            wts = np.concatenate([wts, w])
+        return live, wts, mu
+
+    def _relearn(self, snap, slots, weights, mu):
+        """Last resort of a failed update: learn the examples of ``slots`` (with
+        ``weights``, at margin target ``mu``) again from an empty model
+        (``adiabatic.relearn``), in reversed slot order and then in seeded random orders,
+        ``RELEARN_ORDERS`` in all. True on success (certified); otherwise the engine is
+        restored to ``snap`` and False returned."""
+        slots = np.ascontiguousarray(slots, dtype=np.int64)
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        for attempt in range(RELEARN_ORDERS):
+            perm = (np.arange(slots.size)[::-1] if attempt == 0
+                    else np.random.default_rng(attempt).permutation(slots.size))
+            if ad.relearn(self.st, slots[perm], weights[perm], float(mu)) == ad.OK:
+                return True
+            self.restore(snap)
+        return False
 
     def add_batch(self, X, y, weight):
         """Learn the rows of X in order inside one compiled call; returns their slots.
@@ -210,11 +259,16 @@ class IncrementalEngine:
             ad.rebuild(st)
             fresh = True
         self.restore(snap)
+        free = np.flatnonzero(st.status == ad.FREE)[:n]   # the slots add_batch would take
+        if self._relearn(snap, *self._target(add=(free, X, y, weight))):
+            slots[:] = free
+            return slots
         raise NumericalError(
             f"Exact SVM update failed at row {lo + done}: {_MESSAGES.get(status, status)}, "
-            "also right after rebuilding R. Nothing of the chunk was learned. Near-duplicate "
-            "examples with a very wide kernel or a large C are the usual cause: lower gamma "
-            "or C, or drop duplicates."
+            "also right after rebuilding R and when the model and the whole chunk were "
+            f"relearned from scratch in {RELEARN_ORDERS} orders. Nothing of the chunk was "
+            "learned. Near-duplicate examples with a very wide kernel or a large C are the "
+            "usual cause: lower gamma or C, or drop duplicates."
         )
 
     @property
@@ -234,26 +288,30 @@ class IncrementalEngine:
     def add(self, x, y, weight=1.0):
         """Learn (x, y) with ``weight`` exactly; returns its slot. y must be +1 or -1."""
         c = self.free_slot()
-        self._run(ad.add, c, np.ascontiguousarray(x, dtype=np.float64), float(y), float(weight))
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        self._run(ad.add, c, x, float(y), float(weight),
+                  target=lambda: self._target(add=([c], x[None, :], [float(y)],
+                                                   [float(weight)])))
         return c
 
     def remove(self, slot):
         """Unlearn the example in ``slot`` exactly (decremental unlearning)."""
         self._check_slot(slot)
-        self._run(ad.remove, int(slot))
+        self._run(ad.remove, int(slot), target=lambda: self._target(drop=int(slot)))
 
     def reweight(self, slot, weight):
         """Change the weight of ``slot`` (its bound becomes C * weight) exactly."""
         self._check_slot(slot)
         if not (np.isfinite(weight) and weight >= 0):
             raise ValueError(f"weight must be finite and >= 0; got {weight!r}.")
-        self._run(ad.reweight, int(slot), float(weight))
+        self._run(ad.reweight, int(slot), float(weight),
+                  target=lambda: self._target(weight=(int(slot), float(weight))))
 
     def set_C(self, C):
         """Change C exactly along the regularisation path."""
         if not (np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number; got {C!r}.")
-        self._run(ad.set_C, float(C))
+        self._run(ad.set_C, float(C), target=lambda: self._target(C=float(C)))
 
     def loo(self, slot):
         """Exact leave-one-out margin ``y f_{-slot}(x_slot)`` (negative: LOO error)."""

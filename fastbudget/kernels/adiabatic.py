@@ -1297,6 +1297,48 @@ def rebuild(st):
 
 
 @njit(cache=True)
+def relearn(st, order, w, mu):
+    """Learn the examples stored in slots ``order`` again from an empty model, one at a time
+    in that order, with weights ``w``, at margin target ``mu`` (the SVM's C becomes
+    C0 / mu); every other slot becomes free. Returns a status (certified at the end).
+
+    The engine's last resort when an update ends KT-violated (or fails) even on a rebuilt
+    R: the paths from an empty model in another order reach the same SVM through other
+    margin sets, and on ill-conditioned data (a very wide kernel, near-duplicates with
+    opposite labels, a large C) they usually stay clear of the dependent set that the
+    failing path ran into. Each slot keeps its point and label (``place`` rewrites the same
+    point and recomputes the same kernel values). Cost: one ``add`` per example, O(n) of
+    them. Modified in place; the caller restores a snapshot on failure.
+    """
+    n = order.shape[0]
+    d = st.X.shape[1]
+    xs = np.empty((n, d))
+    ys = np.empty(n)
+    for k in range(n):
+        xs[k] = st.X[order[k]]
+        ys[k] = st.y[order[k]]
+    _st_status = st.status
+    for i in range(_st_status.shape[0]):
+        _st_status[i] = FREE
+        st.alpha[i] = 0.0
+        st.g[i] = 0.0
+        st.cb[i] = 0.0
+        st.wt[i] = 0.0
+        st.S_idx[i] = -1
+        st.spos[i] = -1
+    st.ist[I_NS] = 0
+    st.ist[I_HW] = 0
+    st.fs[F_B] = 0.0
+    st.fs[F_MU] = mu
+    st.fs[F_DMU] = 0.0
+    for k in range(n):
+        s = _add(st, order[k], xs[k], ys[k], w[k])
+        if s != OK:
+            return s
+    return _certify(st, OK)
+
+
+@njit(cache=True)
 def add_batch(st, X, yv, w, slots):
     """Learn the rows of ``X`` one at a time (labels ``yv`` in {-1, +1}, weights ``w``).
 
