@@ -108,7 +108,7 @@ if _id is not None and hasattr(_id, "IncrementalSVC"):
 _tv = _module("fastbudget.estimators.tvm")
 if _tv is not None and hasattr(_tv, "TVMClassifier"):
     _add("tvm", lambda: _make(_tv.TVMClassifier, budget=20, C=1.0, kernel="rbf",
-                                             random_state=0))
+                                             random_state=0), _SW)
 
 _sp = _module("fastbudget.estimators.span")
 if _sp is not None and hasattr(_sp, "SpanBudgetClassifier"):
