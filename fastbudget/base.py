@@ -151,6 +151,21 @@ def check_array(X, *, name="X", allow_empty=False):
     return arr
 
 
+def _check_kernel_range(X, name="X"):
+    """``X`` (validated by ``check_array``) unless a row's squared norm overflows float64
+    (values beyond about 1e154): a kernel of such a row is infinite or NaN and would
+    poison the model. Raises ``ValueError`` saying to rescale."""
+    with np.errstate(over="ignore"):
+        sq = np.einsum("ij,ij->i", X, X)
+    if not np.isfinite(sq).all():
+        i = int(np.argmax(~np.isfinite(sq)))
+        raise ValueError(
+            f"{name} has values too large for a kernel (row {i}: its squared norm overflows "
+            f"float64; largest |value| {np.abs(X[i]).max():.3g}). Rescale the features, e.g. "
+            "standardise them.")
+    return X
+
+
 def _feature_names(X):
     """Column names of a table ``X`` as an object ndarray, or None.
 
@@ -488,7 +503,7 @@ class BudgetClassifier:
     def _check_X_predict(self, X):
         self._check_fitted()
         self._check_X_names(X)
-        X = check_array(X)
+        X = _check_kernel_range(check_array(X))
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -496,6 +511,13 @@ class BudgetClassifier:
                 "in training."
             )
         return X
+
+    @staticmethod
+    def _check_bool(name, value):
+        """Raise ``ValueError`` unless ``value`` is True or False (a string such as 'False'
+        would otherwise count as true)."""
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False; got {value!r}.")
 
     @staticmethod
     def _check_param(name, value, *, low=None, low_inclusive=False, integer=False, allow=()):
@@ -669,7 +691,7 @@ class BudgetClassifier:
         if not reset:
             self._check_params_kept()
             self._check_X_names(X)
-        X = check_array(X)
+        X = _check_kernel_range(check_array(X))
         y = _check_y(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match.")
@@ -739,8 +761,8 @@ class BudgetClassifier:
                 or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
                 or not 0.0 <= sample_weight < np.inf or not math.isfinite(x @ x)):
             return None
-        # (x @ x is finite iff every value is, unless the squares overflow: the general
-        # validation then accepts x; it costs half of np.isfinite(x).all(). A label of
+        # (x @ x is finite iff every value is and the squares do not overflow, which the
+        # general validation refuses too; it costs half of np.isfinite(x).all(). A label of
         # another type compares unequal to both classes, as do NaN and a continuous value:
         # None, and the general validation says why.)
         if y == cls[-1]:
@@ -1026,13 +1048,22 @@ class BudgetClassifier:
         return self.classes_[(f > 0).astype(np.intp)]
 
     def score(self, X, y, sample_weight=None):
-        """Mean accuracy on (X, y)."""
+        """Mean accuracy on (X, y), weighted by ``sample_weight``, as scikit-learn's
+        ``accuracy_score``: one label per row of X (a column vector is raveled with a
+        warning, as in ``fit``); a label not in ``classes_`` counts as a miss."""
+        y = _check_y(y)
         pred = self.predict(X)
-        y = np.asarray(y)
+        if y.shape[0] != pred.shape[0]:
+            raise ValueError(
+                f"X has {pred.shape[0]} rows but y has {y.shape[0]} labels; pass one label per "
+                "row of X.")
+        hit = pred == y
         if sample_weight is None:
-            return float(np.mean(pred == y))
-        w = np.asarray(sample_weight, dtype=np.float64)
-        return float(np.sum(w * (pred == y)) / np.sum(w))
+            return float(np.mean(hit))
+        w = self._check_sample_weight(sample_weight, y.shape[0])
+        if not w.sum() > 0.0:
+            raise ValueError("sample_weight sums to 0: give some example a positive weight.")
+        return float(np.sum(w * hit) / np.sum(w))
 
 
 class _Undo:

@@ -22,6 +22,30 @@ def _data(est, seed=0, n=240):
     return stream(seed, n=n, n_classes=2 if is_binary(est) else 4)
 
 
+def _public_fitted(est):
+    """Every public fitted attribute (``name_``), as a comparable value: arrays and
+    numbers as they are, containers element-wise, estimators by type; an attribute that
+    raises gives its exception type."""
+    def view(v):
+        if isinstance(v, np.ndarray):
+            return ("array", v.dtype.str, v.shape, v.tobytes() if v.dtype != object else v.tolist())
+        if isinstance(v, (list, tuple)):
+            return tuple(view(u) for u in v)
+        if v is None or isinstance(v, (bool, int, float, str, np.number, np.bool_, dict)):
+            return v
+        return ("object", type(v).__name__)      # an estimator, an engine
+
+    out = {}
+    for name in sorted(set(dir(type(est))) | set(vars(est))):
+        if name.startswith("_") or not name.endswith("_"):
+            continue
+        try:
+            out[name] = view(getattr(est, name))
+        except Exception as exc:
+            out[name] = ("raises", type(exc).__name__)
+    return out
+
+
 # ---------------------------------------------------------------------- round trips
 @pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
 def test_save_load_continues_bit_identically(id_, factory, tmp_path):
@@ -35,11 +59,13 @@ def test_save_load_continues_bit_identically(id_, factory, tmp_path):
     assert loaded.get_params(deep=False).keys() == est.get_params(deep=False).keys()
     assert_same_state(model_state(loaded), model_state(est))
     np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+    assert _public_fitted(loaded) == _public_fitted(est)    # every documented attribute
     # the same further data gives the same model, bit for bit
     for lo in (80, 160):
         est.partial_fit(X[lo:lo + 80], y[lo:lo + 80])
         loaded.partial_fit(X[lo:lo + 80], y[lo:lo + 80])
     assert_same_state(model_state(loaded), model_state(est))
+    assert _public_fitted(loaded) == _public_fitted(est)
     f1, f2 = est.decision_function(X), loaded.decision_function(X)
     assert f1.tobytes() == f2.tobytes()
 

@@ -1,5 +1,4 @@
 """river-style adapter: the dict protocol (always), and river's own tools (when installed)."""
-import inspect
 import time
 
 import numpy as np
@@ -206,10 +205,9 @@ def test_scale_gamma_refuses_a_first_chunk_of_one_row(id_, factory):
     with pytest.raises(ValueError, match=msg):
         est.partial_fit(X[:1], y[:1], classes=classes)
     assert not est.__sklearn_is_fitted__()
-    if hasattr(est, "learn_one") and "classes" in inspect.signature(est.learn_one).parameters:
-        with pytest.raises(ValueError, match=msg):
-            est.learn_one(X[0], y[0], classes=classes)
-        assert not est.__sklearn_is_fitted__()
+    with pytest.raises(ValueError, match=msg):
+        est.learn_one(X[0], y[0], classes=classes)
+    assert not est.__sklearn_is_fitted__()
     est.partial_fit(X[:2], y[:2], classes=classes)
     assert est.__sklearn_is_fitted__()
 

@@ -3,7 +3,6 @@
 Every failing call must raise the documented exception with a message that says what is wrong,
 and leave the model bit-identical to what it was before the call.
 """
-import inspect
 import pickle
 import warnings
 
@@ -617,10 +616,9 @@ def test_learn_one_reads_a_dict_by_feature_name(id_, factory):
         assert a.predict_one(x) == a.predict(Table(X[110:111], NAMES))[0]
         with pytest.raises(ValueError, match="yet now missing"):
             a.predict_one({"f0": 1.0, "f1": 2.0})
-    if "classes" in inspect.signature(a.learn_one).parameters:   # may start a model
-        c = factory()
-        c.learn_one({"b": 1.0, "a": 0.0, "c": 2.0}, y[0].item(), classes=np.unique(y))
-        assert c.feature_names_in_.tolist() == ["b", "a", "c"]   # the first dict's order
+    c = _numeric_gamma(factory())       # learn_one may start a model
+    c.learn_one({"b": 1.0, "a": 0.0, "c": 2.0}, y[0].item(), classes=np.unique(y))
+    assert c.feature_names_in_.tolist() == ["b", "a", "c"]   # the first dict's order
     d = factory().fit(X[:100], y[:100])
     with pytest.warns(UserWarning, match="This X has column names"):
         d.learn_one(dict(zip(NAMES, X[100].tolist())), y[100].item())
@@ -685,3 +683,108 @@ def test_kkt_residual_leaves_the_model_as_it_was(id_, factory):
     raw = [a.tobytes() for a in live_arrays(est)]
     assert est.kkt_residual() <= 1e-8
     assert [a.tobytes() for a in live_arrays(est)] == raw
+
+
+# ---------------------------------------------------------------------- score, learn_one
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_score_takes_y_as_accuracy_score_does(id_, factory):
+    """A column-vector y is raveled with a warning (as in fit), a y of another length is
+    refused, and weights weigh each row: score used to compare an (n, 1) y with the (n,)
+    predictions by broadcasting, an (n, n) table, and gave a wrong accuracy silently."""
+    est, X, y = _fitted(factory)
+    pred = est.predict(X)
+    acc = float(np.mean(pred == y))
+    assert est.score(X, y) == acc
+    with pytest.warns(UserWarning, match="column-vector y"):
+        assert est.score(X, y.reshape(-1, 1)) == acc
+    with pytest.raises(ValueError, match="X has 200 rows but y has 1 labels"):
+        est.score(X, y[:1])
+    w = np.linspace(0.0, 1.0, X.shape[0])
+    assert est.score(X, y, sample_weight=w) == pytest.approx(np.sum(w * (pred == y)) / w.sum())
+    with pytest.raises(ValueError, match="sample_weight"):
+        est.score(X, y, sample_weight=w[:5])
+
+
+def _numeric_gamma(est):
+    inner = getattr(est, "estimator", est)
+    if "gamma" in inner._get_param_names():
+        inner.set_params(gamma=0.5)
+    return est
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_learn_one_with_classes_starts_a_model(id_, factory):
+    """Every learner's learn_one takes classes= on its first call (TVM's and IncrementalSVC's
+    did not: a model could not be started one example at a time) and then equals
+    partial_fit on that row."""
+    est = _numeric_gamma(factory())
+    X, y = _data(est)
+    classes = np.unique(y)
+    a, b = est, _numeric_gamma(factory())
+    for i in range(6):
+        a.learn_one(X[i], y[i].item(), classes=classes if i < 2 else None)
+        b.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+    assert a.classes_.tolist() == classes.tolist()
+    assert_same_state(model_state(a), model_state(b))
+    assert a.decision_function(X).tobytes() == b.decision_function(X).tobytes()
+    with pytest.raises(ValueError):
+        _numeric_gamma(factory()).learn_one(X[0], y[0].item(), classes=classes[:1])
+
+
+def test_tvm_boolean_parameters_must_be_booleans():
+    from fastbudget import TVMClassifier
+
+    X, y = stream(0, n=60)
+    for name in ("control_C", "one_sided"):
+        for bad in ("False", None, 0):
+            est = TVMClassifier(budget=10, gamma=0.5, **{name: bad})
+            with pytest.raises(ValueError, match=f"{name} must be True or False"):
+                est.fit(X, y)
+            assert not est.__sklearn_is_fitted__()
+
+
+def test_streamsvm_polynomial_degree_must_be_whole():
+    from fastbudget.estimators.streamsvm import StreamSVMClassifier
+
+    X, y = stream(0, n=60)
+    with pytest.raises(ValueError, match="degree must be a whole number"):
+        StreamSVMClassifier(kernel="poly", degree=2.5, gamma=1.0, coef0=1.0).fit(X, y)
+    f = StreamSVMClassifier(kernel="poly", degree=2, gamma=1.0, coef0=1.0).fit(X, y)
+    assert np.isfinite(f.decision_function(X)).all()
+
+
+def test_incremental_svc_slots_and_unfitted_views():
+    from fastbudget.estimators.idsvm import IncrementalSVC
+
+    est = IncrementalSVC(gamma=0.5)
+    for name in ("support_", "support_vectors_", "dual_coef_", "intercept_"):
+        with pytest.raises(NotFittedError):
+            getattr(est, name)
+    X, y = stream(0, n=40)
+    est.fit(X, y)
+    before = model_state(est)
+    for bad in (2.5, True, "3", np.float64(1.0)):
+        with pytest.raises(TypeError, match="index must be a slot number"):
+            est.unlearn(bad)
+        with pytest.raises(TypeError, match="index must be a slot number"):
+            est.reweight(bad, 2.0)
+    assert_same_state(model_state(est), before)
+    est.unlearn(np.int64(int(est.support_[0])))      # a numpy integer is a slot number
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_values_whose_squares_overflow_are_refused(id_, factory):
+    """Finite values beyond ~1e154 overflow every kernel (x.x is infinite): a row of them
+    used to be learned and left NaN or inf in the model (save() then refused the state).
+    Learning and prediction refuse them, and the model is unchanged."""
+    est, X, y = _fitted(factory)
+    before = model_state(est)
+    big = X[:3].copy()
+    big[1, 0] = 1e200
+    with pytest.raises(ValueError, match="row 1: its squared norm overflows"):
+        est.partial_fit(big, y[:3])
+    with pytest.raises(ValueError, match="too large for a kernel"):
+        est.learn_one(big[1], y[1].item())
+    with pytest.raises(ValueError, match="too large for a kernel"):
+        est.decision_function(big) if hasattr(est, "decision_function") else est.predict(big)
+    assert_same_state(model_state(est), before)

@@ -216,8 +216,7 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def _validate_params(self):
         self._validate_kernel()
         self._validate_budget(allow_none=True)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
+        self._check_bool("fit_intercept", self.fit_intercept)
 
     def _init_state(self, n_features):
         if self._primal:
@@ -464,8 +463,7 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     def _validate_params(self):
         self._check_param("lambda_", self.lambda_, low=0.0)
         self._check_param("k", self.k, low=1, low_inclusive=True, integer=True)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
+        self._check_bool("fit_intercept", self.fit_intercept)
 
     def _init_state(self, n_features):
         k = int(self.k)

@@ -1,6 +1,8 @@
 """IncrementalSVC: the exact incremental/decremental SVM (IDSVM) of Cauwenberghs & Poggio."""
 from collections.abc import Mapping
 
+import numbers
+
 import numpy as np
 
 from ..base import BudgetClassifier
@@ -8,6 +10,14 @@ from ..engine import IncrementalEngine, resolve_gamma
 from ..kernels import adiabatic as ad
 
 _ENGINE_FIELDS = ad.EngineState._fields
+
+
+def _slot(index):
+    """A slot number as ``learn_one`` returns it (an integer, not 2.5 or True)."""
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+        raise TypeError(f"index must be a slot number (an int, as learn_one returns and "
+                        f"support_ lists); got {index!r}.")
+    return int(index)
 
 
 class IncrementalSVC(BudgetClassifier):
@@ -96,7 +106,7 @@ class IncrementalSVC(BudgetClassifier):
         return self.engine_.decision_function(X)
 
     # ------------------------------------------------------------ one at a time
-    def learn_one(self, x, y, sample_weight=1.0):
+    def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn one example exactly; returns its slot (the index ``unlearn`` takes).
 
         Parameters
@@ -104,8 +114,11 @@ class IncrementalSVC(BudgetClassifier):
         x : array-like of shape (n_features,), or dict
             A dict of features is keyed by feature name (see ``feature_names_in_``) or in a
             fixed order.
-        y : label, one of ``classes_`` (or of the two classes of the first call)
+        y : label, one of ``classes_`` (or of ``classes``)
         sample_weight : float >= 0
+        classes : array-like, optional
+            All labels of the stream; needed on the first call (one example shows one
+            class), as ``partial_fit``'s; later calls may omit it or repeat the same.
 
         Returns
         -------
@@ -113,10 +126,15 @@ class IncrementalSVC(BudgetClassifier):
         """
         x = self._one_example(x) if isinstance(x, Mapping) or np.ndim(x) == 1 else x
         if not self.__sklearn_is_fitted__():
-            raise ValueError(
-                "learn_one needs a fitted model (the classes must be known): call "
-                "partial_fit(X, y, classes=[neg, pos]) or fit first.")
-        X, y_pm, _ = self._check_Xy(x, np.asarray([y]), reset=False)
+            if classes is None:
+                raise ValueError(
+                    "learn_one on a new model needs the classes (one example shows one): pass "
+                    "classes=[neg, pos], or call partial_fit(X, y, classes=[neg, pos]) or fit "
+                    "first.")
+            self.partial_fit(x, np.asarray([y]), classes=classes,
+                             sample_weight=[sample_weight])
+            return int(self.engine_.live()[0])       # the only example: its slot
+        X, y_pm, _ = self._check_Xy(x, np.asarray([y]), classes=classes, reset=False)
         w = self._check_sample_weight(np.asarray([sample_weight], dtype=float), 1)
         w, _ = self._weigh(w, y_pm, self.classes_)
         if self.engine_ is None:
@@ -127,7 +145,7 @@ class IncrementalSVC(BudgetClassifier):
         """Exactly remove the example in slot ``index`` (decremental unlearning, paper 003
         Sec. 3). The model becomes the one trained without it. The slot is reused later."""
         self._check_fitted()
-        self.engine_.remove(int(index))
+        self.engine_.remove(_slot(index))
         return self
 
     def reweight(self, index, sample_weight):
@@ -135,7 +153,7 @@ class IncrementalSVC(BudgetClassifier):
         times ``class_weight`` of its class when that is a dict (``'balanced'`` raises, as in
         ``partial_fit``: pass a dict)."""
         self._check_fitted()
-        i, w = int(index), float(sample_weight)
+        i, w = _slot(index), float(sample_weight)
         if self.class_weight is not None:
             self.engine_._check_slot(i)         # (before reading its label)
             w = float(self._weigh(self._check_sample_weight(w, 1), self.engine_.st.y[[i]],
@@ -176,12 +194,13 @@ class IncrementalSVC(BudgetClassifier):
 
     @property
     def support_vectors_(self):
-        return self.engine_.st.X[self._sv()].copy()
+        i = self._sv()
+        return self.engine_.st.X[i].copy()
 
     @property
     def dual_coef_(self):
-        st = self.engine_.st
         i = self._sv()
+        st = self.engine_.st
         return (self.engine_.alpha[i] * st.y[i]).reshape(1, -1)
 
     @property

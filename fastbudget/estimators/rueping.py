@@ -222,7 +222,7 @@ class SVIncrementalClassifier(BudgetClassifier):
                     f"{_MESSAGES.get(status, status)} (also with the batch's classes "
                     "interleaved, after rebuilding R). The model is unchanged. Near-duplicate "
                     "examples with a very wide kernel are the usual cause: lower gamma or C.")
-            self.n_retries_ = int(getattr(self, "n_retries_", 0)) + 1
+            self.n_retries_ = int(self.n_retries_) + 1
         self.L_ = L_w if reweight else None
         self.n_seen_ = float(self.n_seen_ + sample_weight.sum())
         self.n_batches_ = int(self.n_batches_ + 1)
@@ -292,6 +292,7 @@ class SVIncrementalClassifier(BudgetClassifier):
         self._check_fitted()
         state = {"allocated": bool(self._allocated), "capacity": int(self._cap),
                  "n_batches_": int(self.n_batches_), "n_seen_": float(self.n_seen_),
+                 "n_retries_": int(self.n_retries_),
                  "L_": None if self.L_ is None else float(self.L_)}
         if self._allocated:
             state["gamma_"] = float(self.gamma_)
@@ -306,6 +307,7 @@ class SVIncrementalClassifier(BudgetClassifier):
         self._cap = int(state["capacity"])
         self.n_batches_ = int(state["n_batches_"])
         self.n_seen_ = float(state["n_seen_"])
+        self.n_retries_ = int(state.get("n_retries_", 0))    # (absent in older files)
         self.L_ = None if state["L_"] is None else float(state["L_"])
         self._allocated = bool(state["allocated"])
         if self._allocated:

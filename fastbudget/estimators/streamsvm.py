@@ -35,7 +35,8 @@ class StreamSVMClassifier(BudgetClassifier):
     gamma : float or None, default=None
         Kernel coefficient (RBF ``exp(-gamma ||x - z||^2)``, poly ``(gamma <x, z> + coef0)^degree``);
         None means ``1 / n_features``.
-    degree : float, default=3
+    degree : int, default=3
+        Degree of the polynomial kernel (a whole number >= 1, as in scikit-learn).
     coef0 : float, default=0.0
     lookahead : int, default=1
         L of Algorithm 2. 1 is Algorithm 1 (closed-form update); L > 1 buffers the points the
@@ -148,7 +149,7 @@ class StreamSVMClassifier(BudgetClassifier):
         if self.kernel not in KERNEL_CODES:
             raise ValueError(f"kernel must be one of {sorted(KERNEL_CODES)}; got {self.kernel!r}.")
         self._check_param("gamma", self.gamma, low=0.0, allow=(None, "auto", "scale"))
-        self._check_param("degree", self.degree, low=0.0)
+        self._check_param("degree", self.degree, low=1, low_inclusive=True, integer=True)
         self._check_param("coef0", self.coef0)
         self._check_param("lookahead", self.lookahead, low=1, low_inclusive=True, integer=True)
         self._check_param("n_balls", self.n_balls, low=1, low_inclusive=True, integer=True)
@@ -159,8 +160,7 @@ class StreamSVMClassifier(BudgetClassifier):
             raise ValueError(f"tol must be in (0, 1); got {self.tol!r}.")
         if self.on_full not in _ON_FULL:
             raise ValueError(f"on_full must be one of {_ON_FULL}; got {self.on_full!r}.")
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
+        self._check_bool("fit_intercept", self.fit_intercept)
         if self.n_balls > 1 and self.lookahead > 1:
             raise ValueError(
                 "Use either lookahead > 1 (Algorithm 2) or n_balls > 1 (Sec. 4.3), not both; "

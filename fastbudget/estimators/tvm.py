@@ -167,6 +167,8 @@ class TVMClassifier(BudgetClassifier):
             raise ValueError(f"removal must be 'abs' or 'own_side'; got {self.removal!r}.")
         if self.rejection is not None:
             self._check_param("rejection", self.rejection, low=0, low_inclusive=True)
+        self._check_bool("one_sided", self.one_sided)
+        self._check_bool("control_C", self.control_C)
 
     def _init_state(self, n_features):
         self.engine_state_ = None  # allocated on the first chunk (gamma='scale' needs data)
@@ -295,7 +297,7 @@ class TVMClassifier(BudgetClassifier):
             return None
         return [*self.engine_state_, *_TWIN_STATE(self.twins_)]
 
-    def learn_one(self, x, y, sample_weight=1.0):
+    def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn one example (Alg. 1): ``partial_fit`` on a chunk of one row, made cheap.
 
         ``partial_fit`` on chunks is still much faster per example.
@@ -305,8 +307,11 @@ class TVMClassifier(BudgetClassifier):
         x : array-like of shape (n_features,), or dict
             A dict of features is keyed by feature name (see ``feature_names_in_``) or in a
             fixed order.
-        y : label, one of ``classes_`` (or of the two classes of the first call)
+        y : label, one of ``classes_`` (or of ``classes``)
         sample_weight : float >= 0, default=1.0
+        classes : array-like, optional
+            All labels of the stream; needed on the first call (one example shows one
+            class), as ``partial_fit``'s; later calls may omit it or repeat the same.
 
         Returns
         -------
@@ -315,7 +320,7 @@ class TVMClassifier(BudgetClassifier):
         Notes
         -----
         The model, the counters and the exceptions are those of ``partial_fit(x.reshape(1,
-        -1), [y], sample_weight=[sample_weight])``. Its costs are cut for the common case of
+        -1), [y], classes=classes, sample_weight=[sample_weight])``. Its costs are cut for the common case of
         a fitted model without ``feature_names_in_`` and a float64 array ``x`` of the right
         width (``_check_one``; any other input, a dict too, takes ``partial_fit``'s
         validation): an example that is only counted (weight 0, or not Beneficial once the
@@ -325,9 +330,9 @@ class TVMClassifier(BudgetClassifier):
         as there (undo, R rebuilt, replay; then a skip with a ``NumericalWarning`` or
         ``NumericalError``), and any exception leaves the model exactly as it was.
         """
-        one = self._check_one(x, y, sample_weight)
+        one = None if classes is not None else self._check_one(x, y, sample_weight)
         if one is None or self.engine_state_ is None:
-            return self.partial_fit(self._one_example(x), np.asarray([y]),
+            return self.partial_fit(self._one_example(x), np.asarray([y]), classes=classes,
                                     sample_weight=[sample_weight])
         X, y_pm, w = one
         st, tw = self.engine_state_, self.twins_
