@@ -105,6 +105,13 @@ def check_array(X, *, name="X", allow_empty=False):
     """
     if hasattr(X, "toarray") and not isinstance(X, np.ndarray):  # scipy.sparse
         X = X.toarray()
+    if hasattr(X, "to_numpy") and hasattr(X, "dtypes"):
+        # a pandas table: nullable columns (Int64, Float64, boolean) hold pd.NA, which
+        # becomes NaN here, so the NaN check below names its row and column
+        try:
+            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            pass                      # text columns: refused below as non-numeric
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar

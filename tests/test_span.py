@@ -267,3 +267,33 @@ def test_memory_never_exceeds_the_budget(drift, seed):
     rel, b_ok = ref.compare_models(alpha, clf.intercept_[0], fit["alpha"], fit["b"], ym,
                                    fit["K"], fit["cb"], Kx)
     assert rel < 1e-6 and b_ok
+
+
+def test_a_change_of_C_that_fails_raises_and_leaves_the_model_unchanged(monkeypatch):
+    """C may change between chunks (exact path). When that path fails, also on a rebuilt
+    R, partial_fit raises NumericalError and the model is as before; the status used to
+    be ignored, so the chunk was learned on a half-moved model."""
+    from fastbudget.engine import NumericalError
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    clf = SpanBudgetClassifier(budget=15, C=1.0, gamma=GAMMA).fit(X[:60], y[:60])
+    before = model_state(clf)
+    real = ad.set_C
+    calls = []
+
+    def failing(st, C):
+        calls.append(C)
+        real(st, C)
+        return ad.KT_VIOLATED
+
+    monkeypatch.setattr(ad, "set_C", failing)
+    clf.set_params(C=10.0)
+    with pytest.raises(NumericalError, match="Changing C to 10.0 failed"):
+        clf.partial_fit(X[60:], y[60:])
+    assert calls == [10.0, 10.0]
+    assert_same_state(model_state(clf), before)
+    monkeypatch.undo()
+    clf.partial_fit(X[60:], y[60:])
+    assert clf.C_ == pytest.approx(10.0)

@@ -788,3 +788,20 @@ def test_values_whose_squares_overflow_are_refused(id_, factory):
     with pytest.raises(ValueError, match="too large for a kernel"):
         est.decision_function(big) if hasattr(est, "decision_function") else est.predict(big)
     assert_same_state(model_state(est), before)
+
+
+def test_pandas_missing_values_are_named_as_missing():
+    """pd.NA in a nullable column (Int64, Float64) is a missing value, named by row and
+    column like NaN; it used to be reported as non-numeric data to encode."""
+    import pandas as pd
+    from fastbudget import TVMClassifier
+
+    X, y = stream(0, n=40)
+    df = pd.DataFrame({"a": pd.array(np.round(X[:, 0] * 10).astype(int), dtype="Int64"),
+                       "b": pd.array(X[:, 1], dtype="Float64")})
+    ok = TVMClassifier(budget=10, gamma=0.5).fit(df, y)
+    assert ok.score(df, y) == TVMClassifier(budget=10, gamma=0.5).fit(
+        df.to_numpy(dtype=float), y).score(df.to_numpy(dtype=float), y)
+    df.loc[5, "b"] = pd.NA
+    with pytest.raises(ValueError, match=r"NaN or infinity \(first at row 5, column 1\)"):
+        TVMClassifier(budget=10, gamma=0.5).fit(df, y)
