@@ -524,3 +524,12 @@ def test_random_loads_a_state_saved_before_weights(rng):
     now.partial_fit(X[150:], y[150:])
     back.partial_fit(X[150:], y[150:])
     assert np.array_equal(back.decision_function(X), now.decision_function(X))
+
+
+@pytest.mark.parametrize("bad", ["abc", -1, 2.5, True])
+def test_random_refuses_a_random_state_that_cannot_seed(bad):
+    X, y = _xor(50, np.random.default_rng(0))
+    clf = RandomBudgetClassifier(budget=10, gamma=0.7, random_state=bad)
+    with pytest.raises(ValueError, match="random_state must be None, a non-negative int"):
+        clf.fit(X, y)
+    assert not clf.__sklearn_is_fitted__()
