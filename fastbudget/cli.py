@@ -702,6 +702,8 @@ def standardized_stream(args, chunks, name, row_lines=None):
 # ----------------------------------------------------------------------------- commands
 def _check_output(path, option):
     """Refuse, before any work, a place a file cannot be written to."""
+    if not path.strip():
+        raise CLIError(f"{option} needs a file name; got an empty one ({option} '').")
     if os.path.isdir(path):
         raise CLIError(f"{option} {path} is a directory; give a file name, e.g. "
                        f"{os.path.join(path, 'model.npz')}.")
@@ -711,6 +713,45 @@ def _check_output(path, option):
                        f"first.")
     if not os.access(parent, os.W_OK):
         raise CLIError(f"{option} {path}: the directory {parent} is not writable.")
+
+
+def _check_not_input(path, option, inputs):
+    """Refuse an output file that is one of the command's inputs (``(what, path)`` pairs):
+    writing it would destroy what is being read."""
+    if not os.path.exists(path):
+        return
+    for what, src in inputs:
+        if src and src != "-" and os.path.exists(src) and os.path.samefile(path, src):
+            raise CLIError(f"{option} {path} is the {what} ({src}); writing it would destroy "
+                           f"the {what} as it is read. Give another output file.")
+
+
+class _AtomicText:
+    """A text file written under a temporary name in its directory and renamed to ``path``
+    by ``commit()``: a reader (and the user after an error) sees the previous file or the
+    complete new one, never a part. ``discard()`` removes the temporary file."""
+
+    def __init__(self, path):
+        import tempfile
+        self.path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = tempfile.mkstemp(dir=directory, suffix=".tmp",
+                                        prefix="." + os.path.basename(self.path) + ".")
+        self.file = os.fdopen(fd, "w")
+
+    def write(self, text):
+        return self.file.write(text)
+
+    def commit(self):
+        from .persist import _file_mode
+        self.file.close()
+        os.chmod(self.tmp, _file_mode(self.path))
+        os.replace(self.tmp, self.path)
+
+    def discard(self):
+        self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.tmp)
 
 
 def _save(model, scaler, out):
@@ -772,7 +813,7 @@ def cmd_train(args):
 
 def cmd_update(args):
     every = _check_every(args)
-    out = args.output or args.model
+    out = args.model if args.output is None else args.output
     _check_output(out, "-o")
     model, scaler = load_model(args.model)
     where = _Where(args)
@@ -843,11 +884,15 @@ def _model_chunks(args, model, scaler, row_lines=None):
 
 
 def cmd_predict(args):
-    if args.output:
+    to_file = args.output is not None and args.output != "-"    # '-': standard output
+    if to_file:
         _check_output(args.output, "-o")
+        _check_not_input(args.output, "-o", [
+            ("input data", args.data), ("model file", args.model),
+            ("model's scaler file", args.model + SCALER_SUFFIX)])
     model, scaler = load_model(args.model)
     chunks, desc, total = _model_chunks(args, model, scaler)
-    out = open(args.output, "w") if args.output else sys.stdout
+    out = _AtomicText(args.output) if to_file else sys.stdout
     try:
         with progress(total, "predict", quiet=args.quiet) as bar:
             for X, _y in chunks:
@@ -858,9 +903,12 @@ def cmd_predict(args):
                     rows = (_labels_fmt(v) for v in model.predict(X))
                 out.write("\n".join(rows) + "\n")
                 bar.update(X.shape[0])
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    except BaseException:
+        if to_file:
+            out.discard()         # the previous file (if any) stays as it was
+        raise
+    if to_file:
+        out.commit()
     return 0
 
 
@@ -908,7 +956,7 @@ def cmd_prequential(args):
     _check_learner(args.learner)
     if args.window < 1:
         raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
-    if args.save:
+    if args.save is not None:
         _check_output(args.save, "--save")
     where = _Where(args)
     if args.model:
@@ -993,7 +1041,7 @@ def cmd_prequential(args):
         if plotting.plot_prequential(curve.rows, png, title=f"{args.learner} on {desc}",
                                      window=args.window, quiet=args.quiet):
             print(f"plot in {png}")
-    if args.save:
+    if args.save is not None:
         _save(model, scaler, args.save)
     return 0
 
@@ -1275,7 +1323,9 @@ def build_parser():
     p = sub.add_parser("predict", help="print one predicted label per row")
     p.add_argument("model", metavar="MODEL_FILE")
     _data_options(p)
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("-o", "--output",
+                   help="write to this file instead of stdout (written in full or not at "
+                        "all: it replaces FILE at the end); '-' for stdout")
     p.add_argument("--scores", action="store_true", help="decision values instead of labels")
     p.set_defaults(func=cmd_predict)
 
