@@ -25,11 +25,14 @@ pass over the file first (not possible on standard input); ``none`` uses the dat
 ``--clip SD`` clips the standardised values to ``[-SD, SD]`` (rows far out on heavy-tailed
 attributes otherwise become isolated twins of a budget learner). ``train`` saves next to the
 model ``<model>.scaler.json`` (JSON: ``mode``; with standardisation ``mean`` and ``scale``
-lists and ``clip``; ``libsvm_zero_based``, the index base of a LIBSVM training file, or null),
-and ``predict``/``evaluate``/``update``/``prequential --model`` read the data through it: a
-LIBSVM file with the training file's index base and the model's number of features (a test
-file with no index 0 would otherwise look one-based). Copy it with the model; without it they
-use the data as given and say so.
+lists and ``clip``; ``libsvm_zero_based``, the index base of a LIBSVM training file, or null;
+``csv_label_column`` and ``csv_delimiter``, the label column and the ``--delimiter`` of a CSV
+training file, or null), and ``predict``/``evaluate``/``update``/``prequential --model`` read
+the data through it: a LIBSVM file with the training file's index base and the model's number
+of features (a test file with no index 0 would otherwise look one-based), a CSV file with the
+training file's label column and delimiter unless ``--label-column``/``--delimiter`` say
+otherwise (an option that names another column than the recorded one is used, with a
+warning). Copy it with the model; without it they use the data as given and say so.
 
 Endless streams (``train``, ``update``): ``update MODEL_FILE DATA`` continues a saved model on
 more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also saves the model
@@ -306,13 +309,15 @@ def detect_format(path, fmt):
 
 
 def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_based="auto",
-              indexing=None, row_lines=None):
+              indexing=None, row_lines=None, csv_options=None):
     """Chunks ``(X, y)`` of the source named by ``args.data``; also a short description.
 
     ``n_features`` (a saved model's) is used for LIBSVM files, whose missing trailing columns
     are zeros; other sources must have exactly that many columns (checked by the caller).
     ``row_lines`` (a :class:`~fastbudget.datasets.readers.RowLines`) records the line of each
-    row of a file or standard input.
+    row of a file or standard input. ``csv_options``: the CSV label column and delimiter
+    recorded beside a saved model, the defaults of ``--label-column``/``--delimiter``;
+    ``indexing['csv']`` is set to those used when the source is CSV.
     """
     chunk_size = chunk_size or args.chunk_size
     data = args.data
@@ -337,13 +342,63 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
                              zero_based=zero_based, indexing=indexing, row_lines=row_lines)
     else:
-        label = getattr(args, "label_column", -1)
-        label = parse_value(str(label)) if label is not None else -1
-        delim = getattr(args, "delimiter", None)
-        delim = {"tab": "\t", "\\t": "\t", "space": "whitespace"}.get(delim, delim)
+        label, delim = _csv_options(args, csv_options, n_features)
+        if indexing is not None:          # how the columns were read, kept beside the model
+            indexing["csv"] = {"label_column": label, "delimiter": delim}
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
                           delimiter=delim, row_lines=row_lines)
     return chunks, f"{data} ({fmt})", None
+
+
+def _delimiter(text):
+    return {"tab": "\t", "\\t": "\t", "space": "whitespace"}.get(text, text)
+
+
+def _csv_options(args, recorded, n_features):
+    """``(label_column, delimiter)`` for reading a CSV source: the options given, else those
+    ``recorded`` beside a saved model (its training data's), else the defaults (the last
+    column; the delimiter sniffed). A given option that names another column than the
+    recorded one is used, with a warning."""
+    recorded = recorded or {}
+    given = getattr(args, "label_column", None)
+    if given is None:
+        label = recorded.get("label_column", -1)
+    else:
+        label = parse_value(str(given))
+        rec = recorded.get("label_column")
+        # None (no label column, e.g. predicting unlabelled rows) never contradicts it
+        if rec is not None and label is not None and not _same_column(label, rec, n_features):
+            _warn(f"--label-column {given} is not the label column the model was trained "
+                  f"with ({rec}, recorded in {args.model}{SCALER_SUFFIX}); reading the label "
+                  f"from column {given} as asked (leave the option out to use the recorded "
+                  f"one).")
+    given = getattr(args, "delimiter", None)
+    rec = recorded.get("delimiter")
+    if given is None:
+        delim = rec
+    else:
+        delim = _delimiter(given)
+        if rec is not None and delim != rec:
+            _warn(f"--delimiter {given!r} is not the field separator the model was trained "
+                  f"with ({rec!r}, recorded in {args.model}{SCALER_SUFFIX}); using {given!r} "
+                  f"as asked.")
+    return label, delim
+
+
+def _same_column(a, b, n_features):
+    """Whether label columns ``a`` and ``b`` (indexes, negative from the end, or names) are
+    the same column of rows of ``n_features`` features and a label."""
+    if a == b:
+        return True
+    if isinstance(a, int) and isinstance(b, int) and n_features is not None:
+        n = n_features + 1
+        return -n <= a < n and -n <= b < n and a % n == b % n
+    return False
+
+
+def _warn(msg):
+    """A warning line on stderr (shown also with --quiet: the result may be wrong)."""
+    print(f"fastbudget: warning: {msg}", file=sys.stderr, flush=True)
 
 
 class _Where:
@@ -373,8 +428,10 @@ class _Where:
 class Scaler:
     """Frozen ``(X - mean) / scale`` (identity when ``mean`` is None)."""
 
-    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None, zero_based=None):
+    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None, zero_based=None,
+                 csv=None):
         self.zero_based = zero_based      # LIBSVM indexing of the training data (None: unknown)
+        self.csv = csv                    # CSV label column and delimiter (None: not CSV)
         self.found = True                 # False: no sidecar file beside the model
         self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
         self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
@@ -393,7 +450,9 @@ class Scaler:
     def save(self, model_path):
         path = os.fspath(model_path) + SCALER_SUFFIX
         doc = {"format": "fastbudget-scaler", "version": 1, "mode": self.mode,
-               "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based}
+               "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based,
+               "csv_label_column": None if self.csv is None else self.csv["label_column"],
+               "csv_delimiter": None if self.csv is None else self.csv["delimiter"]}
         if self.mean is not None:
             doc.update(mean=self.mean.tolist(), scale=self.scale.tolist())
         tmp = path + ".tmp"
@@ -415,8 +474,9 @@ class Scaler:
             zb = doc.get("libsvm_zero_based")
             if zb not in (None, True, False):
                 raise ValueError("libsvm_zero_based is not true, false or null")
+            csv = _recorded_csv(doc)
             if doc.get("mean") is None:       # trained without standardisation
-                return cls(mode=doc.get("mode", "none"), zero_based=zb)
+                return cls(mode=doc.get("mode", "none"), zero_based=zb, csv=csv)
             mean = np.asarray(doc["mean"], dtype=np.float64)
             scale = np.asarray(doc["scale"], dtype=np.float64)
             clip = doc.get("clip")
@@ -426,7 +486,20 @@ class Scaler:
         if (mean.shape != scale.shape or mean.ndim != 1 or not np.all(scale > 0)
                 or (clip is not None and not clip > 0)):
             raise CLIError(f"the scaler file {path} is inconsistent; delete it or retrain.")
-        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip, zb)
+        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip, zb, csv)
+
+
+def _recorded_csv(doc):
+    """The CSV reading options of a scaler file (None: trained on another format, or
+    written before they were recorded)."""
+    label, delim = doc.get("csv_label_column"), doc.get("csv_delimiter")
+    if label is None and delim is None:
+        return None
+    if isinstance(label, bool) or not isinstance(label, (int, str, type(None))):
+        raise ValueError("csv_label_column is not an integer, a name or null")
+    if not isinstance(delim, (str, type(None))):
+        raise ValueError("csv_delimiter is not a string or null")
+    return {"label_column": -1 if label is None else label, "delimiter": delim}
 
 
 def load_model(path):
@@ -801,6 +874,7 @@ def cmd_train(args):
     (X0, y0), chunks = _peek(chunks, desc)
     _check_features(X0, desc)
     scaler.zero_based = indexing.get("zero_based")   # decided by the reader by now
+    scaler.csv = indexing.get("csv")
     model, classes = new_model(args, desc, y0)
     t0 = time.perf_counter()
     with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
@@ -867,7 +941,8 @@ def _model_chunks(args, model, scaler, row_lines=None):
     text = np.asarray(model.classes_).dtype.kind in "OUS"
     zb = "auto" if scaler.zero_based is None else scaler.zero_based
     chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
-                                    label_type="str" if text else "numeric", row_lines=row_lines)
+                                    label_type="str" if text else "numeric", row_lines=row_lines,
+                                    csv_options=scaler.csv)
 
     def ready():
         try:
@@ -971,6 +1046,7 @@ def cmd_prequential(args):
         (X0, y0), chunks = _peek(chunks, desc)
         _check_features(X0, desc)
         scaler.zero_based = indexing.get("zero_based")
+        scaler.csv = indexing.get("csv")
         model, classes = new_model(args, desc, y0)
         first_fit = True
     n_read = 0                        # rows of the stream read so far
@@ -1235,11 +1311,14 @@ def _data_options(p, formats=True):
                    help="file (LIBSVM or CSV, optionally .gz/.bz2/.xz), '-' for stdin, or gen:NAME")
     if formats:
         p.add_argument("--format", default="auto", help="libsvm, csv or auto (default)")
-        p.add_argument("--label-column", default="-1",
-                       help="CSV label column: index (negative from the end) or header name")
+        p.add_argument("--label-column",
+                       help="CSV label column: index (negative from the end) or header name "
+                            "(default: the last; with a saved model, the one it was trained "
+                            "with); 'none' for rows without a label")
         p.add_argument("--delimiter", metavar="CHAR",
                        help="CSV field separator: one character, 'tab' or 'whitespace' "
-                            "(default: from the first line: tab, ';', ',' or whitespace)")
+                            "(default: with a saved model, the one given when it was trained, "
+                            "else from the first line: tab, ';', ',' or whitespace)")
     p.add_argument("--chunk-size", type=_count, default=10000,
                    help="rows per chunk (default %(default)s)")
     p.add_argument("--n", type=_count, default=100_000, help="rows of a gen:NAME stream")

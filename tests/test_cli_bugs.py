@@ -90,3 +90,45 @@ def test_predict_dash_is_stdout_and_empty_output_is_refused(small, tmp_path):
         assert code == 2 and "Traceback" not in err
         assert "needs a file name" in err, err
     assert os.listdir(tmp_path) == []           # no ./.scaler.json, no '-', no curve
+
+
+# ----------------------------------------------------------------------------- 2. CSV options
+def test_label_column_and_delimiter_are_kept_with_the_model(tmp_path):
+    X, y = make_checkerboard(400, noise=0.0, random_state=6)
+    X = np.column_stack([X, X[:, 0] * X[:, 1]])
+    path = tmp_path / "first.csv"
+    write_rows(path, X, y, header=None, label_first=True)
+    # the label first and ';' between the fields (given, not sniffed: the file has commas)
+    semi = tmp_path / "semi.txt"
+    semi.write_text(path.read_text().replace(",", ":"))
+    run("train", "perceptron", path, "--label-column", 0, "--standardize", "none",
+        "-o", tmp_path / "m.npz", "-q")
+    model = fastbudget.load(tmp_path / "m.npz")
+    want = model.predict(X)
+    assert model.n_features_in_ == 3
+    _, out, err = run("predict", tmp_path / "m.npz", path)
+    assert out.split() == [f"{v:g}" for v in want] and "warning" not in err
+    doc = json.loads((tmp_path / "m.npz.scaler.json").read_text())
+    assert doc["csv_label_column"] == 0 and doc["csv_delimiter"] is None
+    _, out, _ = run("evaluate", tmp_path / "m.npz", path, "--json")
+    assert json.loads(out)["accuracy"] == pytest.approx(np.mean(want == y), abs=1e-12)
+    # an explicit option that names another column is used, with a warning
+    code, out, err = run("evaluate", tmp_path / "m.npz", path, "--label-column", 2, "--json",
+                         ok=False)
+    assert "warning: --label-column 2 is not the label column the model was trained with (0" \
+        in err
+    # the same column named from the end: no warning
+    _, out, err = run("evaluate", tmp_path / "m.npz", path, "--label-column", -4, "--json")
+    assert "warning" not in err
+    # update keeps what is recorded
+    run("update", tmp_path / "m.npz", path, "-q")
+    doc = json.loads((tmp_path / "m.npz.scaler.json").read_text())
+    assert doc["csv_label_column"] == 0
+    # a delimiter given in training is recorded and used
+    run("train", "perceptron", semi, "--format", "csv", "--label-column", 0, "--delimiter", ":",
+        "--standardize", "none", "-o", tmp_path / "s.npz", "-q")
+    doc = json.loads((tmp_path / "s.npz.scaler.json").read_text())
+    assert doc["csv_delimiter"] == ":" and doc["csv_label_column"] == 0
+    _, out, err = run("predict", tmp_path / "s.npz", semi, "--format", "csv")
+    assert out.split() == [f"{v:g}" for v in fastbudget.load(tmp_path / "s.npz").predict(X)]
+    assert "warning" not in err
