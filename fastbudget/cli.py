@@ -44,7 +44,13 @@ input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk
 
 Labels: LIBSVM labels are numbers; a CSV label column is read as text when the label of
 its first data line is not a number (UCI letter's ``T,2,8,...``; that line is then data, not
-a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. More than
+a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. The first
+line is a header when a field other than the label is not a number, when the others number
+the columns (``0,1,2,...,target``), or when its label field is not a number while the labels
+of the lines below it are all numbers (``400,410,420,label`` above numeric labels: class
+labels are all numbers or all text). Numeric column names above text labels cannot be told
+from a data line, which is what they are taken for: pass ``--header yes`` (``--header no``:
+the first line is data). More than
 two labels (or ``--multiclass``) train one-vs-rest: one learner per class, each with
 ``--budget``, or sharing ``--total-budget``.
 
@@ -345,8 +351,9 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         label, delim = _csv_options(args, csv_options, n_features)
         if indexing is not None:          # how the columns were read, kept beside the model
             indexing["csv"] = {"label_column": label, "delimiter": delim}
+        header = {"auto": "auto", "yes": True, "no": False}[getattr(args, "header", "auto")]
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
-                          delimiter=delim, row_lines=row_lines)
+                          delimiter=delim, header=header, row_lines=row_lines)
     return chunks, f"{data} ({fmt})", None
 
 
@@ -1319,6 +1326,11 @@ def _data_options(p, formats=True):
                        help="CSV field separator: one character, 'tab' or 'whitespace' "
                             "(default: with a saved model, the one given when it was trained, "
                             "else from the first line: tab, ';', ',' or whitespace)")
+        p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                       help="whether the first line of a CSV file is a header (default auto: "
+                            "when a field but the label is not a number, or the label field "
+                            "is not a number while the labels below it are; 'yes' for numeric "
+                            "column names above text labels)")
     p.add_argument("--chunk-size", type=_count, default=10000,
                    help="rows per chunk (default %(default)s)")
     p.add_argument("--n", type=_count, default=100_000, help="rows of a gen:NAME stream")

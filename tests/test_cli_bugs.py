@@ -132,3 +132,55 @@ def test_label_column_and_delimiter_are_kept_with_the_model(tmp_path):
     _, out, err = run("predict", tmp_path / "s.npz", semi, "--format", "csv")
     assert out.split() == [f"{v:g}" for v in fastbudget.load(tmp_path / "s.npz").predict(X)]
     assert "warning" not in err
+
+
+# ----------------------------------------------------------------------------- 3. headers
+def test_reader_header_of_numbers_above_numeric_labels():
+    import io
+    from fastbudget.datasets import read_csv
+    from fastbudget.datasets.readers import collect
+    text = b"400,410,420,label\n1,2,3,0\n4,5,6,1\n7,8,9,0\n"
+    X, y = collect(read_csv(io.BytesIO(text), label_type="auto"))
+    assert X.tolist() == [[1, 2, 3], [4, 5, 6], [7, 8, 9]] and y.tolist() == [0, 1, 0]
+    # over text labels the line is data, as UCI letter's first line
+    text = b"400,410,420,label\n1,2,3,A\n4,5,6,B\n"
+    X, y = collect(read_csv(io.BytesIO(text), label_type="auto"))
+    assert X.shape == (3, 3) and y.tolist() == ["label", "A", "B"]
+    X, y = collect(read_csv(io.BytesIO(text), label_type="auto", header=True))
+    assert X.shape == (2, 3) and y.tolist() == ["A", "B"]
+    # with header=False, or alone, such a line stays data
+    text = b"400,410,420,label\n1,2,3,0\n"
+    X, y = collect(read_csv(io.BytesIO(text), label_type="auto", header=False))
+    assert y.tolist() == ["label", "0"]
+    X, y = collect(read_csv(io.BytesIO(b"5,2,7,x\n"), label_type="auto"))
+    assert X.tolist() == [[5, 2, 7]] and y.tolist() == ["x"]
+
+
+def test_numeric_feature_names_are_a_header(tmp_path):
+    X, y = make_checkerboard(200, noise=0.0, random_state=8)
+    path = tmp_path / "spectra.csv"
+    write_rows(path, X, y, header="400,410,label")
+    _, out, _ = run("train", "perceptron", path, "-o", tmp_path / "s.npz", "-q")
+    assert "on 200 examples" in out
+    assert fastbudget.load(tmp_path / "s.npz").classes_.tolist() == [-1, 1]
+    # the ambiguous case: numeric names above text labels; --header yes says it
+    words = np.where(y > 0, "yes", "no")
+    with open(path, "w") as f:
+        f.write("400,410,label\n")
+        for row, w in zip(X, words):
+            f.write(f"{row[0]:.17g},{row[1]:.17g},{w}\n")
+    _, out, _ = run("train", "perceptron", path, "-o", tmp_path / "w.npz", "--header", "yes")
+    assert "on 200 examples" in out
+    assert fastbudget.load(tmp_path / "w.npz").classes_.tolist() == ["no", "yes"]
+    _, out, _ = run("train", "perceptron", path, "-o", tmp_path / "w.npz", "-q")
+    assert "on 201 examples" in out            # without it the line is data, as documented
+
+
+THYROID = "/work/shared/data/thyroid/new-thyroid.tsv.gz"
+
+
+@pytest.mark.skipif(not os.path.exists(THYROID), reason="the shared data is not here")
+def test_thyroid_header_is_not_a_class(tmp_path):
+    _, out, _ = run("train", "perceptron", THYROID, "-o", tmp_path / "t.npz")
+    assert fastbudget.load(tmp_path / "t.npz").classes_.tolist() == [1, 2, 3]
+    assert "on 215 examples" in out

@@ -379,11 +379,38 @@ def _numbered_columns(tokens, label_col):
     return first in (0, 1) and [int(t) for t in vals] == list(range(first, first + len(vals)))
 
 
+_LABELS_LOOKED_AT = 1000
+
+
+def _labels_after_are_numbers(buf, q, end, delim, label_col, n_tokens):
+    """Whether the lines after the first (those in the same block, at most
+    ``_LABELS_LOOKED_AT`` of them, lines with another number of fields left out) hold
+    at least one line and only numbers in the label field."""
+    seen = 0
+    p = q + 1
+    while p < end and seen < _LABELS_LOOKED_AT:
+        r = buf.index(b"\n", p)
+        text = buf[p:r].decode("utf-8", "replace").strip()
+        p = r + 1
+        if not text:
+            continue
+        tokens = _split(text, delim)
+        if len(tokens) != n_tokens:
+            continue                       # the parser reports it
+        if not _is_number(tokens[label_col]):
+            return False
+        seen += 1
+    return seen > 0
+
+
 def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
     """``label_type='auto'``: 'str' when the label field of the first data line is not a
-    number. The first line is data unless ``header`` says so, the label is named, or a field
-    other than the label is not a number; the data line after a header is looked for in the
-    same block (if it is not there, numbers)."""
+    number. The first line is data unless ``header`` says so, the label is named, a field
+    other than the label is not a number, or (``header='auto'``) its label field is not a
+    number while those of the lines after it in the block are all numbers (class labels
+    are all numbers or all text, so it is a header of numbered or numeric feature names);
+    the data line after a header is looked for in the same block (if it is not there,
+    numbers)."""
     if label_column is None:
         return "numeric"
     others_numeric = all(_is_number(t) for j, t in enumerate(tokens) if j != label_col)
@@ -401,7 +428,13 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
             return "numeric"
         if label_col >= len(tokens):
             return "numeric"
-    return "numeric" if _is_number(tokens[label_col]) else "str"
+        return "numeric" if _is_number(tokens[label_col]) else "str"
+    if _is_number(tokens[label_col]):
+        return "numeric"
+    if header == "auto" and _labels_after_are_numbers(buf, q, end, delim, label_col,
+                                                      len(tokens)):
+        return "numeric"                   # then a header: its label field is not a number
+    return "str"
 
 
 def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
@@ -428,13 +461,20 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         Whether the first non-blank line is a header. ``'auto'``: it is a header when one of
         its fields is not a number (the label field is ignored when ``label_type='str'``), or
         when its fields other than the label number the columns (at least 3 plain integers
-        counting up from 0 or 1, as ``0,1,2,...,target`` or pandas' ``0,1,2,3``).
+        counting up from 0 or 1, as ``0,1,2,...,target`` or pandas' ``0,1,2,3``). With
+        ``label_type='auto'`` a first line whose fields are all numbers but the label is a
+        header when the label fields of the lines after it (those read with it, up to 1000)
+        are all numbers (``400,410,420,label`` over numeric labels: class labels are all
+        numbers or all text); over text labels such a line is data (UCI letter's
+        ``T,2,8,...``), so pass ``header=True`` for a header of numeric feature names above
+        text labels.
     chunk_size : int, default=10000
         Maximum number of rows per chunk.
     label_type : {'numeric', 'str', 'auto'}, default='numeric'
         Labels as float64, or as strings (e.g. ``'A'`` in UCI letter). ``'auto'``: strings
         when the label field of the first data line is not a number (that line is data, not a
-        header, when every other field is a number), else numbers.
+        header, when every other field is a number, unless the labels after it are numbers:
+        see ``header``), else numbers.
     row_lines : RowLines or None, default=None
         As in :func:`read_libsvm`: records the line of each row.
 
