@@ -14,7 +14,8 @@ Data sources (the ``DATA`` argument):
   (LIBSVM's test files and SVMlight's examples use them, and so do plain tables such as
   Ripley's ``synth.tr``). CSV fields are separated by a tab, ``;``, ``,`` or whitespace
   (sniffed from the first line; ``--delimiter`` to say);
-- ``-`` for standard input;
+- ``-`` for standard input (a LIBSVM stream's number of features is that of its first chunk
+  unless ``--n-features N`` says it, and its index base too unless ``--zero-based yes|no``);
 - ``gen:NAME`` for a built-in synthetic stream (``checkerboard``, ``gauss``, ``waveform``,
   ``drifting_gaussians``, ``streamsvm_A``/``B``/``C``) with ``--n`` rows, ``--seed`` and
   ``--gen-param k=v`` (e.g. ``--gen-param noise=0.15``).
@@ -222,8 +223,9 @@ def parse_classes(text):
 class _Chain(io.RawIOBase):
     """A read-only stream: ``head`` bytes, then the rest of ``stream``."""
 
-    def __init__(self, head, stream):
+    def __init__(self, head, stream, name="<stdin>"):
         from .datasets._source import _reader
+        self.name = name               # what errors call the source (BufferedReader asks)
         self._head = memoryview(head)
         self._read = _reader(stream)
         self._fileno = stream.fileno
@@ -290,7 +292,7 @@ def detect_format(path, fmt):
         if fmt != "auto":
             return fmt, stream
         head = _read_head(stream)
-        return _sniff_format(head, name), io.BufferedReader(_Chain(head, stream))
+        return _sniff_format(head, name), io.BufferedReader(_Chain(head, stream, name))
     if not os.path.exists(path):
         raise CLIError(f"no such file: {path}")
     if os.path.isdir(path):
@@ -345,8 +347,11 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
     fmt, src = detect_format(data, getattr(args, "format", "auto"))
     from .datasets import read_csv, read_libsvm
     if fmt == "libsvm":
+        model_width = n_features is not None
+        n_features, zero_based = _libsvm_options(args, n_features, zero_based)
         chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
                              zero_based=zero_based, indexing=indexing, row_lines=row_lines)
+        chunks = _libsvm_cli_errors(chunks, model_width)
     else:
         label, delim = _csv_options(args, csv_options, n_features)
         if indexing is not None:          # how the columns were read, kept beside the model
@@ -355,6 +360,55 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
                           delimiter=delim, header=header, row_lines=row_lines)
     return chunks, f"{data} ({fmt})", None
+
+
+_ZERO_BASED = {"auto": "auto", "yes": True, "no": False}
+
+
+def _libsvm_options(args, n_features, zero_based):
+    """``(n_features, zero_based)`` for reading a LIBSVM source: a saved model's
+    ``n_features`` (``--n-features``, if given, must be the same) and recorded
+    ``zero_based`` (``--zero-based`` overrides it, with a warning when it contradicts it),
+    else the options, else 'auto'."""
+    given = getattr(args, "n_features", None)
+    if given is not None:
+        if n_features is not None and given != n_features:
+            raise CLIError(f"--n-features {given}, but the model was trained on {n_features} "
+                           f"features; leave --n-features out.")
+        n_features = given
+    given = getattr(args, "zero_based", None)
+    if given is not None:
+        want = _ZERO_BASED[given]
+        if zero_based != "auto" and want != zero_based:
+            _warn(f"--zero-based {given}, but the model's training file had "
+                  f"{'zero' if zero_based else 'one'}-based indices (recorded in "
+                  f"{args.model}{SCALER_SUFFIX}); using --zero-based {given} as asked.")
+        zero_based = want
+    return n_features, zero_based
+
+
+def _libsvm_cli_errors(chunks, model_width):
+    """The LIBSVM reader's chunks, with its advice about its arguments given as the command
+    line options (``n_features`` -> ``--n-features``, ``zero_based`` -> ``--zero-based``).
+    With ``model_width`` (the width is a saved model's) a wider line is left to the caller."""
+    from .datasets.readers import FeatureCountError
+    try:
+        yield from chunks
+    except ValueError as exc:
+        if model_width and isinstance(exc, FeatureCountError):
+            raise
+        msg = str(exc)
+        new = (msg.replace("pass n_features explicitly",
+                           "pass --n-features N (the number of features: the largest index, "
+                           "plus 1 if indices start at 0)")
+                  .replace("pass a larger n_features", "pass a larger --n-features")
+                  .replace("n_features=", "--n-features ")
+                  .replace("zero_based=True or 'auto'", "--zero-based yes or auto")
+                  .replace("zero_based=False", "--zero-based no")
+                  .replace("zero_based=True", "--zero-based yes"))
+        if new == msg:
+            raise
+        raise CLIError(new) from None
 
 
 def _delimiter(text):
@@ -1326,6 +1380,14 @@ def _data_options(p, formats=True):
                        help="CSV field separator: one character, 'tab' or 'whitespace' "
                             "(default: with a saved model, the one given when it was trained, "
                             "else from the first line: tab, ';', ',' or whitespace)")
+        p.add_argument("--n-features", type=_count, metavar="N",
+                       help="LIBSVM: number of features (default: the largest index of a "
+                            "file; of standard input, of its first chunk, so a later larger "
+                            "index needs this; with a saved model, the model's)")
+        p.add_argument("--zero-based", choices=("auto", "yes", "no"),
+                       help="LIBSVM: whether feature indices start at 0 (default auto: when "
+                            "an index 0 is seen in the file, or the first chunk of standard "
+                            "input; with a saved model, as its training file)")
         p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                        help="whether the first line of a CSV file is a header (default auto: "
                             "when a field but the label is not a number, or the label field "

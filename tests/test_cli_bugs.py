@@ -184,3 +184,50 @@ def test_thyroid_header_is_not_a_class(tmp_path):
     _, out, _ = run("train", "perceptron", THYROID, "-o", tmp_path / "t.npz")
     assert fastbudget.load(tmp_path / "t.npz").classes_.tolist() == [1, 2, 3]
     assert "on 215 examples" in out
+
+
+# ----------------------------------------------------------------------------- 4. LIBSVM stdin
+def _sparse_stdin(n=60, d=9, later=12):
+    """LIBSVM rows over features 1..d, then rows that also use feature ``later`` > d."""
+    rng = np.random.default_rng(2)
+    lines = []
+    for i in range(n):
+        top = d if i < n // 2 else later
+        idx = sorted(rng.choice(np.arange(1, top + 1), size=3, replace=False))
+        if i >= n // 2:
+            idx = sorted(set(idx[:2]) | {later})
+        lab = 1 if i % 2 else -1
+        lines.append(f"{lab} " + " ".join(f"{j}:{rng.normal():.6f}" for j in idx))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_libsvm_stdin_takes_n_features(tmp_path):
+    data = _sparse_stdin()
+    line = error_line("train", "perceptron", "-", "--chunk-size", 20, "-o", tmp_path / "m.npz",
+                      stdin=data)
+    assert line.startswith("fastbudget: error: <stdin>, line 31: feature index 12")
+    assert "--n-features N" in line and "n_features" not in line
+    _, out, _ = run("train", "perceptron", "-", "--chunk-size", 20, "--n-features", 12,
+                    "-o", tmp_path / "m.npz", stdin=data)
+    assert "60 examples x 12 features" in out
+    line = error_line("train", "perceptron", "-", "--chunk-size", 20, "--n-features", 10,
+                      "-o", tmp_path / "m.npz", stdin=data)
+    assert "beyond --n-features 10" in line and "pass a larger --n-features" in line
+    # zero-based indices said on the command line
+    line = error_line("train", "perceptron", "-", "--zero-based", "no", "-o",
+                      tmp_path / "z.npz", stdin=b"1 0:1 2:1\n-1 1:1\n")
+    assert "--zero-based no; pass --zero-based yes" in line
+    _, out, _ = run("train", "perceptron", "-", "--zero-based", "yes", "--gamma", 1, "-o",
+                    tmp_path / "z.npz", stdin=b"1 1:1 2:1\n-1 1:1\n")
+    assert "x 3 features" in out
+    assert json.loads((tmp_path / "z.npz.scaler.json").read_text())["libsvm_zero_based"] is True
+    # with a saved model: its width
+    line = error_line("predict", tmp_path / "m.npz", "-", "--n-features", 10,
+                      stdin=data)
+    assert "--n-features 10, but the model was trained on 12 features" in line
+
+
+def test_stdin_errors_name_stdin(tmp_path):
+    line = error_line("train", "perceptron", "-", "-o", tmp_path / "m.npz",
+                      stdin=b"a,b,label\n1,2,1\n3,x,-1\n")
+    assert line.startswith("fastbudget: error: <stdin>, line 3: value in feature column 1 'x'")
