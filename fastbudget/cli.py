@@ -33,7 +33,9 @@ the data through it: a LIBSVM file with the training file's index base and the m
 of features (a test file with no index 0 would otherwise look one-based), a CSV file with the
 training file's label column and delimiter unless ``--label-column``/``--delimiter`` say
 otherwise (an option that names another column than the recorded one is used, with a
-warning). Copy it with the model; without it they use the data as given and say so.
+warning). Copy it with the model; without it they use the data as given and say so (and
+``update``/``prequential --save`` save the model without one, so that later commands say so
+too).
 
 Endless streams (``train``, ``update``): ``update MODEL_FILE DATA`` continues a saved model on
 more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also saves the model
@@ -889,7 +891,14 @@ class _AtomicText:
 
 
 def _save(model, scaler, out):
-    scaler.save(out)
+    """Save the model and its scaler sidecar; a model whose sidecar was missing when it was
+    loaded gets none (one would say 'no standardisation' and silence the note of every
+    later command), and an old sidecar of the file it replaces is removed."""
+    if scaler.found:
+        scaler.save(out)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.fspath(out) + SCALER_SUFFIX)
     model.save(out)
 
 
@@ -913,7 +922,8 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
     saves = f"; {n_saves} checkpoint{'s' if n_saves != 1 else ''}" if n_saves else ""
     print(f"{what} on {n:,} examples x {d} features in {wall:.2f} s "
           f"({n / max(wall, 1e-9):,.0f} examples/s){saves}; model memory {mem}; saved to {out}"
-          + f" (+ {os.path.basename(out) + SCALER_SUFFIX})")
+          + (f" (+ {os.path.basename(out) + SCALER_SUFFIX})" if scaler.found else
+             f" (without {os.path.basename(out) + SCALER_SUFFIX}, as it was loaded)"))
     return 0
 
 

@@ -231,3 +231,26 @@ def test_stdin_errors_name_stdin(tmp_path):
     line = error_line("train", "perceptron", "-", "-o", tmp_path / "m.npz",
                       stdin=b"a,b,label\n1,2,1\n3,x,-1\n")
     assert line.startswith("fastbudget: error: <stdin>, line 3: value in feature column 1 'x'")
+
+
+# ----------------------------------------------------------------------------- 5. no sidecar
+def test_update_without_sidecar_keeps_the_note(small, tmp_path):
+    d, X, y = small
+    nos = tmp_path / "nos.npz"
+    nos.write_bytes((d / "m.npz").read_bytes())            # copied without its sidecar
+    _, out, err = run("update", nos, d / "a.csv")
+    assert "no nos.npz.scaler.json beside the model" in err
+    assert "without nos.npz.scaler.json" in out
+    assert not (tmp_path / "nos.npz.scaler.json").exists()
+    _, _, err = run("predict", nos, d / "a.csv")
+    assert "no nos.npz.scaler.json beside the model" in err      # still said
+    # saved elsewhere: the sidecar of the file it replaces no longer belongs to it
+    other = tmp_path / "other.npz"
+    other.write_bytes((d / "m.npz").read_bytes())
+    (tmp_path / "other.npz.scaler.json").write_bytes((d / "m.npz.scaler.json").read_bytes())
+    run("update", nos, d / "a.csv", "-o", other, "-q")
+    assert not (tmp_path / "other.npz.scaler.json").exists()
+    ref = fastbudget.load(nos)
+    ref.partial_fit(X, y)                                      # the data as given
+    np.testing.assert_array_equal(fastbudget.load(other).decision_function(X),
+                                  ref.decision_function(X))
