@@ -43,7 +43,9 @@ more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also sa
 or SIGTERM ends the stream early and saves the model as it was after its last complete chunk
 (exit status 0; 130/143 when no chunk had been learned yet, and nothing is saved). Standard
 input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk-size 1000
---checkpoint-every 100000`` learns a live feed; a chunk is learned once it is full.
+--checkpoint-every 100000`` learns a live feed; a chunk is learned once it is full. Its
+format is told from its first line that is not blank or a ``#`` comment, and for CSV from the
+line after it too (a header's labels), waiting for them however slowly they arrive.
 
 Labels: LIBSVM labels are numbers; a CSV label column is read as text when the label of
 its first data line is not a number (UCI letter's ``T,2,8,...``; that line is then data, not
@@ -269,14 +271,38 @@ def _sniff_format(head, name):
                    f"pass --format libsvm or --format csv.")
 
 
+def _head_is_enough(head):
+    """Whether ``head`` (the start of standard input) holds what the format and the CSV
+    label sniffing look at: the first complete line that is not blank or a ``#`` comment,
+    and, when that line is CSV (a header, or data), a non-blank line after it."""
+    if b"\x00" in head[:4096]:
+        return True                        # binary: _sniff_format refuses it
+    first = False
+    for raw in head.split(b"\n")[:-1]:    # complete lines
+        if not first:
+            if not raw.split(b"#", 1)[0].strip():
+                continue
+            first = True
+            try:
+                if _sniff_format(raw + b"\n", "<stdin>") == "libsvm":
+                    return True
+            except CLIError:
+                return True
+        elif raw.strip():
+            return True
+    return False
+
+
 def _read_head(stream, limit=65536):
     """The first bytes of standard input for format sniffing: up to ``limit``, but no more
-    than the first complete line once one has arrived (``read(limit)`` would wait for
-    ``limit`` bytes, which a slow live feed may take minutes to send)."""
+    than :func:`_head_is_enough` needs once it has arrived (``read(limit)`` would wait for
+    ``limit`` bytes, which a slow live feed may take minutes to send); what arrives later
+    than the first line is waited for, however slowly it comes, so the result does not
+    depend on timing."""
     from .datasets._source import _reader
     read = _reader(stream)
     head = b""
-    while len(head) < limit and b"\n" not in head:
+    while len(head) < limit and not _head_is_enough(head):
         part = read(limit - len(head))
         if not part:
             break

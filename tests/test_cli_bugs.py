@@ -254,3 +254,43 @@ def test_update_without_sidecar_keeps_the_note(small, tmp_path):
     ref.partial_fit(X, y)                                      # the data as given
     np.testing.assert_array_equal(fastbudget.load(other).decision_function(X),
                                   ref.decision_function(X))
+
+
+# ----------------------------------------------------------------------------- 6. slow stdin
+def _slow_stdin(parts, *args, pause=1.0):
+    """Run the command line with ``parts`` written to its standard input ``pause`` seconds
+    apart (a feed whose first line arrives alone)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("FASTBUDGET_DEBUG", None)
+    proc = subprocess.Popen([sys.executable, "-m", "fastbudget.cli", *map(str, args)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    try:
+        for i, part in enumerate(parts):
+            if i:
+                time.sleep(pause)
+            proc.stdin.write(part)
+            proc.stdin.flush()
+        proc.stdin.close()
+    except BrokenPipeError:                 # it stopped reading (an error)
+        pass
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.wait(timeout=300)
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("parts,classes", [
+    ([b"a,b,label\n", b"1,2,yes\n3,4,no\n5,6,yes\n"], ["no", "yes"]),       # header alone
+    ([b"\n", b"a,b,label\n1,2,yes\n3,4,no\n"], ["no", "yes"]),               # blank line
+    ([b"# comment\n", b"+1 1:1 2:1\n-1 1:2 2:0\n"], [-1, 1]),               # LIBSVM comment
+])
+def test_slow_stdin_is_read_as_a_fast_one(tmp_path, parts, classes):
+    code, out, err = _slow_stdin(parts, "train", "perceptron", "-", "--gamma", 1,
+                                 "-o", tmp_path / "s.npz")
+    assert code == 0, err
+    assert fastbudget.load(tmp_path / "s.npz").classes_.tolist() == classes
+    # the same bytes at once give the same model
+    _, out2, _ = run("train", "perceptron", "-", "--gamma", 1, "-o", tmp_path / "f.npz",
+                     stdin=b"".join(parts))
+    np.testing.assert_array_equal(fastbudget.load(tmp_path / "s.npz").decision_function([[1, 2]]),
+                                  fastbudget.load(tmp_path / "f.npz").decision_function([[1, 2]]))
