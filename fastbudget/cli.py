@@ -635,6 +635,8 @@ def new_model(args, desc, y0):
     ``y0``: (model, the classes to pass to the first partial_fit: ``--classes`` or those of
     the first chunk)."""
     classes = parse_classes(args.classes)
+    if classes is not None:
+        classes = np.unique(classes)          # '--classes 1,-1,1' lists two classes
     labels = classes if classes is not None else np.unique(y0)
     if classes is None and len(labels) < 2:
         if len(y0) < args.chunk_size:     # a short chunk is the last one: all the data
@@ -659,9 +661,11 @@ def new_model(args, desc, y0):
         params["budget"] = total            # one learner (make_learner checks it has a budget)
         total = None
     k = len(labels)
-    if multiclass and total is not None and total // k < 2:
-        raise CLIError(f"--total-budget {total} is too small for {k} one-vs-rest learners: "
-                       f"each needs a budget of at least 2, so pass at least {2 * k}.")
+    n_learners = 1 if k == 2 else k           # two classes: one binary learner
+    if multiclass and total is not None and total // n_learners < 2:
+        raise CLIError(f"--total-budget {total} is too small for {n_learners} one-vs-rest "
+                       f"learners: each needs a budget of at least 2, so pass at least "
+                       f"{2 * n_learners}.")
     model = make_learner(args.learner, params, multiclass, total)
     if len(y0) < 2 and model._gamma_from_data():
         raise CLIError(f"the first chunk of {desc} has one row, but gamma 'scale' (the default) "
@@ -671,8 +675,12 @@ def new_model(args, desc, y0):
     if multiclass:
         share = model.estimator.get_params().get("budget")
         if total is not None:
-            share = total // k
-        if share is not None:
+            share = total // n_learners
+        if share is not None and n_learners == 1:
+            note(f"one-vs-rest over 2 classes: 1 learner with a budget of {share:,} (two "
+                 f"classes need one binary learner); later chunks may not add classes "
+                 f"(--classes lists them all).", args.quiet)
+        elif share is not None:
             note(f"one-vs-rest over {k} classes: {k} learners with a budget of {share:,} each "
                  f"({k * share:,} in all{'' if total is not None else '; --total-budget N shares N'}"
                  f"); later chunks may not add classes (--classes lists them all).", args.quiet)
@@ -875,6 +883,15 @@ def _check_output(path, option):
                        f"first.")
     if not os.access(parent, os.W_OK):
         raise CLIError(f"{option} {path}: the directory {parent} is not writable.")
+
+
+def _check_out_dir(path, option="--out"):
+    """Refuse, before any work, an output directory that cannot be one."""
+    if not path.strip():
+        raise CLIError(f"{option} needs a directory name; got an empty one ({option} '').")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CLIError(f"{option} {path} is a file, not a directory (the command writes its "
+                       f"files into it); give a new or existing directory name.")
 
 
 def _check_not_input(path, option, inputs):
@@ -1128,6 +1145,7 @@ def cmd_prequential(args):
     _check_learner(args.learner)
     if args.window < 1:
         raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
+    _check_out_dir(args.out)
     if args.save is not None:
         _check_output(args.save, "--save")
     where = _Where(args)
@@ -1311,6 +1329,8 @@ def cmd_demo(args):
     def std(X):
         return (X - 2.0) / CB_SCALE
 
+    if not args.no_plot:
+        _check_out_dir(args.out)
     Xt, yt = make_checkerboard(5000, noise=0.0, random_state=args.seed + 1)
     Xt = std(Xt)
     print(f"fastbudget demo: TVM with budget B = {args.budget} learns a {args.n:,}-example "
@@ -1434,7 +1454,8 @@ def _data_options(p, formats=True):
     p.add_argument("--n", type=_count, default=100_000, help="rows of a gen:NAME stream")
     p.add_argument("--gen-param", action="append", metavar="K=V",
                    help="generator keyword, e.g. noise=0.15 (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="seed of gen: streams and learners")
+    p.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed of gen: streams and learners (a whole number >= 0)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or notes")
 
 
@@ -1484,7 +1505,7 @@ def build_parser():
     p.add_argument("--n", type=_count, default=1_000_000, help="stream length (default 10^6)")
     p.add_argument("--budget", type=_int_at_least(2), default=100,
                    help="TVM's budget (default 100)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_int_at_least(0), default=0)
     p.add_argument("--chunk-size", type=_count, default=50_000,
                    help="rows per chunk (default 50000)")
     p.add_argument("--exact-n", type=_count, default=None,

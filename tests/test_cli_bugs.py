@@ -294,3 +294,31 @@ def test_slow_stdin_is_read_as_a_fast_one(tmp_path, parts, classes):
                      stdin=b"".join(parts))
     np.testing.assert_array_equal(fastbudget.load(tmp_path / "s.npz").decision_function([[1, 2]]),
                                   fastbudget.load(tmp_path / "f.npz").decision_function([[1, 2]]))
+
+
+# ----------------------------------------------------------------------------- 7. small ones
+def test_one_vs_rest_note_matches_the_model(small, tmp_path):
+    d, X, y = small
+    for extra in (["--multiclass"], ["--classes", "1,-1,1"]):
+        _, _, err = run("train", "perceptron", d / "a.csv", "--budget", 20, *extra,
+                        "-o", tmp_path / "m.npz")
+        model = fastbudget.load(tmp_path / "m.npz")
+        learners = getattr(model, "estimators_", [model])
+        assert model.classes_.tolist() == [-1, 1]
+        assert [e.budget for e in learners] == [20]
+        assert "2 learners" not in err and "40 in all" not in err
+        if extra == ["--multiclass"]:
+            assert "1 learner with a budget of 20" in err
+
+
+def test_prequential_out_that_is_a_file_and_negative_seed(small, tmp_path):
+    d, X, y = small
+    f = tmp_path / "taken"
+    f.write_text("keep")
+    line = error_line("prequential", "perceptron", d / "a.csv", "--out", f, "--no-plot")
+    assert f"--out {f} is a file, not a directory" in line
+    assert f.read_text() == "keep"
+    line = error_line("train", "perceptron", "gen:gauss", "--n", 100, "--seed", -1,
+                      "-o", tmp_path / "m.npz")
+    assert "--seed" in line and "at least 0" in line
+
