@@ -13,7 +13,8 @@ Data sources (the ``DATA`` argument):
   (``index:value`` tokens mean LIBSVM): ``.t``, ``.tr`` and ``.dat`` are read either way
   (LIBSVM's test files and SVMlight's examples use them, and so do plain tables such as
   Ripley's ``synth.tr``). CSV fields are separated by a tab, ``;``, ``,`` or whitespace
-  (sniffed from the first line; ``--delimiter`` to say);
+  (sniffed from the first line; ``--delimiter`` to say); quoted fields are refused with a
+  message, except a header's names;
 - ``-`` for standard input (a LIBSVM stream's number of features is that of its first chunk
   unless ``--n-features N`` says it, and its index base too unless ``--zero-based yes|no``);
 - ``gen:NAME`` for a built-in synthetic stream (``checkerboard``, ``gauss``, ``waveform``,

@@ -322,3 +322,18 @@ def test_prequential_out_that_is_a_file_and_negative_seed(small, tmp_path):
                       "-o", tmp_path / "m.npz")
     assert "--seed" in line and "at least 0" in line
 
+
+def test_quoted_fields_are_refused_with_a_message(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text('"a","b","label"\n1,2,"1"\n3,4,"0"\n5,6,"1"\n')
+    line = error_line("train", "perceptron", path, "-o", tmp_path / "m.npz")
+    assert "line 2: label '\"1\"' is in quotes" in line and "not supported" in line
+    assert not (tmp_path / "m.npz").exists()
+    path.write_text('a,b,label\n1,"2",1\n3,4,0\n')
+    line = error_line("train", "perceptron", path, "-o", tmp_path / "m.npz")
+    assert "line 2: value in feature column 1 '\"2\"' is not a number. Quoted fields" in line
+    # a quoted header is still read (its names without quotes)
+    path.write_text('"a","b","label"\n1,2,yes\n3,4,no\n')
+    run("train", "perceptron", path, "--label-column", "label", "--gamma", 1,
+        "-o", tmp_path / "m.npz")
+    assert fastbudget.load(tmp_path / "m.npz").classes_.tolist() == ["no", "yes"]

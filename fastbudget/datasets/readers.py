@@ -71,7 +71,10 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
             what = "label" if c < 0 else f"value in feature column {c}"
             kind = "a number" if v is None else "a finite number"
             hint = ""
-            if v is None and _is_number(tok.replace(b",", b".").decode("utf-8", "replace")):
+            text = tok.decode("utf-8", "replace")
+            if v is None and _quoted(text):
+                hint = " " + _NO_QUOTES
+            elif v is None and _is_number(tok.replace(b",", b".").decode("utf-8", "replace")):
                 # ',' is then not the delimiter, so it is safe to replace everywhere
                 hint = (" It has a decimal comma: numbers need a decimal point. Export the "
                         "file with '.' as the decimal mark, or replace every ',' by '.' "
@@ -84,6 +87,15 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
             y[r] = v
         else:
             X[r, c] = v
+
+
+_NO_QUOTES = ("Quoted fields are not supported (a field ends at the next delimiter): "
+              "export the file without quotes, or remove them (e.g. tr -d '\"' < IN > OUT "
+              "when no field holds the delimiter).")
+
+
+def _quoted(tok):
+    return len(tok) >= 2 and tok[0] == tok[-1] and tok[0] in "\"'"
 
 
 def _token(buf, info):
@@ -442,7 +454,9 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
     """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
 
     All columns except the label must be numbers; there is no quoting and no missing-value
-    support (an empty field raises). Spaces around fields are ignored, blank lines skipped.
+    support (an empty field raises; so does a quoted field, label included: only a header's
+    names may be quoted, and they are read without their quotes). Spaces around fields are
+    ignored, blank lines skipped.
 
     Parameters
     ----------
@@ -616,11 +630,18 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
                 raise _csv_error(st, buf, info, name, line_base, n_tokens, delim)
             if row_lines is not None:
                 row_lines._add(line_base + row_line[r0:int(info[_k.I_ROWS])])
+            if str_labels:
+                new = [buf[s:e].decode("utf-8", "replace")
+                       for s, e in span[r0:int(info[_k.I_ROWS])].tolist()]
+                for k, lab in enumerate(new):
+                    if _quoted(lab):
+                        raise ValueError(
+                            f"{name}, line {line_base + int(row_line[r0 + k]) + 1}: label "
+                            f"{lab!r} is in quotes. {_NO_QUOTES}")
+                labels.extend(new)
             line_base += int(info[_k.I_LINES])
             pos = int(info[_k.I_POS])
             row = int(info[_k.I_ROWS])
-            if str_labels:
-                labels.extend(buf[s:e].decode("utf-8", "replace") for s, e in span[r0:row].tolist())
             if row == chunk_size:
                 yield X, (np.array(labels) if str_labels else (y if label_col >= 0 else None))
                 X = np.empty((chunk_size, d))
