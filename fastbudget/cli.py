@@ -901,9 +901,18 @@ def _check_not_input(path, option, inputs):
     if not os.path.exists(path):
         return
     for what, src in inputs:
-        if src and src != "-" and os.path.exists(src) and os.path.samefile(path, src):
+        if src == "-":                     # standard input redirected from the file?
+            try:
+                st, out = os.fstat(sys.stdin.fileno()), os.stat(path)
+                same = (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)
+            except (OSError, ValueError, AttributeError):
+                same = False
+            src = "standard input"
+        else:
+            same = bool(src) and os.path.exists(src) and os.path.samefile(path, src)
+        if same:
             raise CLIError(f"{option} {path} is the {what} ({src}); writing it would destroy "
-                           f"the {what} as it is read. Give another output file.")
+                           f"the {what}. Give another output file.")
 
 
 class _AtomicText:
@@ -982,6 +991,7 @@ def cmd_train(args):
     every = _check_every(args)
     out = args.output
     _check_output(out, "-o")
+    _check_not_input(out, "-o", [("input data", args.data)])
     indexing = {}
     where = _Where(args)
     chunks, desc, total = open_data(args, indexing=indexing, row_lines=where.rows)
@@ -1004,6 +1014,7 @@ def cmd_update(args):
     every = _check_every(args)
     out = args.model if args.output is None else args.output
     _check_output(out, "-o")
+    _check_not_input(out, "-o", [("input data", args.data)])
     model, scaler = load_model(args.model)
     where = _Where(args)
     chunks, desc, total = _model_chunks(args, model, scaler, where.rows)
@@ -1149,6 +1160,7 @@ def cmd_prequential(args):
     _check_out_dir(args.out)
     if args.save is not None:
         _check_output(args.save, "--save")
+        _check_not_input(args.save, "--save", [("input data", args.data)])
     where = _Where(args)
     if args.model:
         model, scaler = load_model(args.model)

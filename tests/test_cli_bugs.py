@@ -52,6 +52,20 @@ def test_predict_refuses_to_overwrite_its_input(small, tmp_path):
     line = error_line("predict", d / "m.npz", link, "-o", v)
     assert "is the input data" in line
     assert v.read_bytes() == before
+    # nor through standard input
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open(v, "rb") as f:
+        r = subprocess.run([sys.executable, "-m", "fastbudget.cli", "predict", str(d / "m.npz"),
+                            "-", "-o", str(v)], stdin=f, capture_output=True, env=env,
+                           timeout=300)
+    assert r.returncode == 2 and "is the input data (standard input)" in r.stderr.decode()
+    assert v.read_bytes() == before
+    # nor a model saved over the data
+    line = error_line("train", "perceptron", v, "-o", v)
+    assert "is the input data" in line
+    line = error_line("update", d / "m.npz", v, "-o", v)
+    assert "is the input data" in line
+    assert v.read_bytes() == before
     # nor the model file
     model = (d / "m.npz").read_bytes()
     line = error_line("predict", d / "m.npz", v, "-o", d / "m.npz")
