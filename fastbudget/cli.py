@@ -318,10 +318,12 @@ def detect_format(path, fmt):
     from .datasets._source import open_source
     if path == "-":
         stream, _close, name, _ = open_source("-")
-        if fmt != "auto":
-            return fmt, stream
+        # also with --format: the CSV reader decides the label type from its first block,
+        # which must hold a header's next line however late it arrives
         head = _read_head(stream)
-        return _sniff_format(head, name), io.BufferedReader(_Chain(head, stream, name))
+        if fmt == "auto":
+            fmt = _sniff_format(head, name)
+        return fmt, io.BufferedReader(_Chain(head, stream, name))
     if not os.path.exists(path):
         raise CLIError(f"no such file: {path}")
     if os.path.isdir(path):

@@ -303,6 +303,11 @@ def test_slow_stdin_is_read_as_a_fast_one(tmp_path, parts, classes):
                                  "-o", tmp_path / "s.npz")
     assert code == 0, err
     assert fastbudget.load(tmp_path / "s.npz").classes_.tolist() == classes
+    fmt = "libsvm" if b":" in parts[1] else "csv"      # the format said: the same
+    code, out, err = _slow_stdin(parts, "train", "perceptron", "-", "--gamma", 1,
+                                 "--format", fmt, "-o", tmp_path / "s.npz")
+    assert code == 0, err
+    assert fastbudget.load(tmp_path / "s.npz").classes_.tolist() == classes
     # the same bytes at once give the same model
     _, out2, _ = run("train", "perceptron", "-", "--gamma", 1, "-o", tmp_path / "f.npz",
                      stdin=b"".join(parts))
