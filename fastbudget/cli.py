@@ -1548,7 +1548,7 @@ def build_parser():
     p = sub.add_parser("predict", help="print one predicted label per row")
     p.add_argument("model", metavar="MODEL_FILE")
     _data_options(p)
-    p.add_argument("-o", "--output",
+    p.add_argument("-o", "--output", metavar="FILE",
                    help="write to this file instead of stdout (written in full or not at "
                         "all: it replaces FILE at the end); '-' for stdout")
     p.add_argument("--scores", action="store_true", help="decision values instead of labels")
