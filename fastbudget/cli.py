@@ -13,8 +13,10 @@ Data sources (the ``DATA`` argument):
   (``index:value`` tokens mean LIBSVM): ``.t``, ``.tr`` and ``.dat`` are read either way
   (LIBSVM's test files and SVMlight's examples use them, and so do plain tables such as
   Ripley's ``synth.tr``). CSV fields are separated by a tab, ``;``, ``,`` or whitespace
-  (sniffed from the first line; ``--delimiter`` to say);
-- ``-`` for standard input;
+  (sniffed from the first line; ``--delimiter`` to say); quoted fields are refused with a
+  message, except a header's names;
+- ``-`` for standard input (a LIBSVM stream's number of features is that of its first chunk
+  unless ``--n-features N`` says it, and its index base too unless ``--zero-based yes|no``);
 - ``gen:NAME`` for a built-in synthetic stream (``checkerboard``, ``gauss``, ``waveform``,
   ``drifting_gaussians``, ``streamsvm_A``/``B``/``C``) with ``--n`` rows, ``--seed`` and
   ``--gen-param k=v`` (e.g. ``--gen-param noise=0.15``).
@@ -25,11 +27,16 @@ pass over the file first (not possible on standard input); ``none`` uses the dat
 ``--clip SD`` clips the standardised values to ``[-SD, SD]`` (rows far out on heavy-tailed
 attributes otherwise become isolated twins of a budget learner). ``train`` saves next to the
 model ``<model>.scaler.json`` (JSON: ``mode``; with standardisation ``mean`` and ``scale``
-lists and ``clip``; ``libsvm_zero_based``, the index base of a LIBSVM training file, or null),
-and ``predict``/``evaluate``/``update``/``prequential --model`` read the data through it: a
-LIBSVM file with the training file's index base and the model's number of features (a test
-file with no index 0 would otherwise look one-based). Copy it with the model; without it they
-use the data as given and say so.
+lists and ``clip``; ``libsvm_zero_based``, the index base of a LIBSVM training file, or null;
+``csv_label_column`` and ``csv_delimiter``, the label column and the ``--delimiter`` of a CSV
+training file, or null), and ``predict``/``evaluate``/``update``/``prequential --model`` read
+the data through it: a LIBSVM file with the training file's index base and the model's number
+of features (a test file with no index 0 would otherwise look one-based), a CSV file with the
+training file's label column and delimiter unless ``--label-column``/``--delimiter`` say
+otherwise (an option that names another column than the recorded one is used, with a
+warning). Copy it with the model; without it they use the data as given and say so (and
+``update``/``prequential --save`` save the model without one, so that later commands say so
+too).
 
 Endless streams (``train``, ``update``): ``update MODEL_FILE DATA`` continues a saved model on
 more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also saves the model
@@ -37,11 +44,19 @@ more data, through the scaler saved with it. ``--checkpoint-every ROWS`` also sa
 or SIGTERM ends the stream early and saves the model as it was after its last complete chunk
 (exit status 0; 130/143 when no chunk had been learned yet, and nothing is saved). Standard
 input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk-size 1000
---checkpoint-every 100000`` learns a live feed; a chunk is learned once it is full.
+--checkpoint-every 100000`` learns a live feed; a chunk is learned once it is full. Its
+format is told from its first line that is not blank or a ``#`` comment, and for CSV from the
+line after it too (a header's labels), waiting for them however slowly they arrive.
 
 Labels: LIBSVM labels are numbers; a CSV label column is read as text when the label of
 its first data line is not a number (UCI letter's ``T,2,8,...``; that line is then data, not
-a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. More than
+a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. The first
+line is a header when a field other than the label is not a number, when the others number
+the columns (``0,1,2,...,target``), or when its label field is not a number while the labels
+of the lines below it are all numbers (``400,410,420,label`` above numeric labels: class
+labels are all numbers or all text). Numeric column names above text labels cannot be told
+from a data line, which is what they are taken for: pass ``--header yes`` (``--header no``:
+the first line is data). More than
 two labels (or ``--multiclass``) train one-vs-rest: one learner per class, each with
 ``--budget``, or sharing ``--total-budget``.
 
@@ -213,8 +228,9 @@ def parse_classes(text):
 class _Chain(io.RawIOBase):
     """A read-only stream: ``head`` bytes, then the rest of ``stream``."""
 
-    def __init__(self, head, stream):
+    def __init__(self, head, stream, name="<stdin>"):
         from .datasets._source import _reader
+        self.name = name               # what errors call the source (BufferedReader asks)
         self._head = memoryview(head)
         self._read = _reader(stream)
         self._fileno = stream.fileno
@@ -256,14 +272,38 @@ def _sniff_format(head, name):
                    f"pass --format libsvm or --format csv.")
 
 
+def _head_is_enough(head):
+    """Whether ``head`` (the start of standard input) holds what the format and the CSV
+    label sniffing look at: the first complete line that is not blank or a ``#`` comment,
+    and, when that line is CSV (a header, or data), a non-blank line after it."""
+    if b"\x00" in head[:4096]:
+        return True                        # binary: _sniff_format refuses it
+    first = False
+    for raw in head.split(b"\n")[:-1]:    # complete lines
+        if not first:
+            if not raw.split(b"#", 1)[0].strip():
+                continue
+            first = True
+            try:
+                if _sniff_format(raw + b"\n", "<stdin>") == "libsvm":
+                    return True
+            except CLIError:
+                return True
+        elif raw.strip():
+            return True
+    return False
+
+
 def _read_head(stream, limit=65536):
     """The first bytes of standard input for format sniffing: up to ``limit``, but no more
-    than the first complete line once one has arrived (``read(limit)`` would wait for
-    ``limit`` bytes, which a slow live feed may take minutes to send)."""
+    than :func:`_head_is_enough` needs once it has arrived (``read(limit)`` would wait for
+    ``limit`` bytes, which a slow live feed may take minutes to send); what arrives later
+    than the first line is waited for, however slowly it comes, so the result does not
+    depend on timing."""
     from .datasets._source import _reader
     read = _reader(stream)
     head = b""
-    while len(head) < limit and b"\n" not in head:
+    while len(head) < limit and not _head_is_enough(head):
         part = read(limit - len(head))
         if not part:
             break
@@ -278,10 +318,12 @@ def detect_format(path, fmt):
     from .datasets._source import open_source
     if path == "-":
         stream, _close, name, _ = open_source("-")
-        if fmt != "auto":
-            return fmt, stream
+        # also with --format: the CSV reader decides the label type from its first block,
+        # which must hold a header's next line however late it arrives
         head = _read_head(stream)
-        return _sniff_format(head, name), io.BufferedReader(_Chain(head, stream))
+        if fmt == "auto":
+            fmt = _sniff_format(head, name)
+        return fmt, io.BufferedReader(_Chain(head, stream, name))
     if not os.path.exists(path):
         raise CLIError(f"no such file: {path}")
     if os.path.isdir(path):
@@ -306,13 +348,15 @@ def detect_format(path, fmt):
 
 
 def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_based="auto",
-              indexing=None, row_lines=None):
+              indexing=None, row_lines=None, csv_options=None):
     """Chunks ``(X, y)`` of the source named by ``args.data``; also a short description.
 
     ``n_features`` (a saved model's) is used for LIBSVM files, whose missing trailing columns
     are zeros; other sources must have exactly that many columns (checked by the caller).
     ``row_lines`` (a :class:`~fastbudget.datasets.readers.RowLines`) records the line of each
-    row of a file or standard input.
+    row of a file or standard input. ``csv_options``: the CSV label column and delimiter
+    recorded beside a saved model, the defaults of ``--label-column``/``--delimiter``;
+    ``indexing['csv']`` is set to those used when the source is CSV.
     """
     chunk_size = chunk_size or args.chunk_size
     data = args.data
@@ -334,16 +378,119 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
     fmt, src = detect_format(data, getattr(args, "format", "auto"))
     from .datasets import read_csv, read_libsvm
     if fmt == "libsvm":
+        model_width = n_features is not None
+        n_features, zero_based = _libsvm_options(args, n_features, zero_based)
         chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
                              zero_based=zero_based, indexing=indexing, row_lines=row_lines)
+        chunks = _libsvm_cli_errors(chunks, model_width)
     else:
-        label = getattr(args, "label_column", -1)
-        label = parse_value(str(label)) if label is not None else -1
-        delim = getattr(args, "delimiter", None)
-        delim = {"tab": "\t", "\\t": "\t", "space": "whitespace"}.get(delim, delim)
+        label, delim = _csv_options(args, csv_options, n_features)
+        if indexing is not None:          # how the columns were read, kept beside the model
+            indexing["csv"] = {"label_column": label, "delimiter": delim}
+        header = {"auto": "auto", "yes": True, "no": False}[getattr(args, "header", "auto")]
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
-                          delimiter=delim, row_lines=row_lines)
+                          delimiter=delim, header=header, row_lines=row_lines)
     return chunks, f"{data} ({fmt})", None
+
+
+_ZERO_BASED = {"auto": "auto", "yes": True, "no": False}
+
+
+def _libsvm_options(args, n_features, zero_based):
+    """``(n_features, zero_based)`` for reading a LIBSVM source: a saved model's
+    ``n_features`` (``--n-features``, if given, must be the same) and recorded
+    ``zero_based`` (``--zero-based`` overrides it, with a warning when it contradicts it),
+    else the options, else 'auto'."""
+    given = getattr(args, "n_features", None)
+    if given is not None:
+        if n_features is not None and given != n_features:
+            raise CLIError(f"--n-features {given}, but the model was trained on {n_features} "
+                           f"features; leave --n-features out.")
+        n_features = given
+    given = getattr(args, "zero_based", None)
+    if given is not None:
+        want = _ZERO_BASED[given]
+        if zero_based != "auto" and want != zero_based:
+            _warn(f"--zero-based {given}, but the model's training file had "
+                  f"{'zero' if zero_based else 'one'}-based indices (recorded in "
+                  f"{args.model}{SCALER_SUFFIX}); using --zero-based {given} as asked.")
+        zero_based = want
+    return n_features, zero_based
+
+
+def _libsvm_cli_errors(chunks, model_width):
+    """The LIBSVM reader's chunks, with its advice about its arguments given as the command
+    line options (``n_features`` -> ``--n-features``, ``zero_based`` -> ``--zero-based``).
+    With ``model_width`` (the width is a saved model's) a wider line is left to the caller."""
+    from .datasets.readers import FeatureCountError
+    try:
+        yield from chunks
+    except ValueError as exc:
+        if model_width and isinstance(exc, FeatureCountError):
+            raise
+        msg = str(exc)
+        new = (msg.replace("pass n_features explicitly",
+                           "pass --n-features N (the number of features: the largest index, "
+                           "plus 1 if indices start at 0)")
+                  .replace("pass a larger n_features", "pass a larger --n-features")
+                  .replace("n_features=", "--n-features ")
+                  .replace("zero_based=True or 'auto'", "--zero-based yes or auto")
+                  .replace("zero_based=False", "--zero-based no")
+                  .replace("zero_based=True", "--zero-based yes"))
+        if new == msg:
+            raise
+        raise CLIError(new) from None
+
+
+def _delimiter(text):
+    return {"tab": "\t", "\\t": "\t", "space": "whitespace"}.get(text, text)
+
+
+def _csv_options(args, recorded, n_features):
+    """``(label_column, delimiter)`` for reading a CSV source: the options given, else those
+    ``recorded`` beside a saved model (its training data's), else the defaults (the last
+    column; the delimiter sniffed). A given option that names another column than the
+    recorded one is used, with a warning."""
+    recorded = recorded or {}
+    given = getattr(args, "label_column", None)
+    if given is None:
+        label = recorded.get("label_column", -1)
+    else:
+        label = parse_value(str(given))
+        rec = recorded.get("label_column")
+        # None (no label column, e.g. predicting unlabelled rows) never contradicts it
+        if rec is not None and label is not None and not _same_column(label, rec, n_features):
+            _warn(f"--label-column {given} is not the label column the model was trained "
+                  f"with ({rec}, recorded in {args.model}{SCALER_SUFFIX}); reading the label "
+                  f"from column {given} as asked (leave the option out to use the recorded "
+                  f"one).")
+    given = getattr(args, "delimiter", None)
+    rec = recorded.get("delimiter")
+    if given is None:
+        delim = rec
+    else:
+        delim = _delimiter(given)
+        if rec is not None and delim != rec:
+            _warn(f"--delimiter {given!r} is not the field separator the model was trained "
+                  f"with ({rec!r}, recorded in {args.model}{SCALER_SUFFIX}); using {given!r} "
+                  f"as asked.")
+    return label, delim
+
+
+def _same_column(a, b, n_features):
+    """Whether label columns ``a`` and ``b`` (indexes, negative from the end, or names) are
+    the same column of rows of ``n_features`` features and a label."""
+    if a == b:
+        return True
+    if isinstance(a, int) and isinstance(b, int) and n_features is not None:
+        n = n_features + 1
+        return -n <= a < n and -n <= b < n and a % n == b % n
+    return False
+
+
+def _warn(msg):
+    """A warning line on stderr (shown also with --quiet: the result may be wrong)."""
+    print(f"fastbudget: warning: {msg}", file=sys.stderr, flush=True)
 
 
 class _Where:
@@ -373,8 +520,10 @@ class _Where:
 class Scaler:
     """Frozen ``(X - mean) / scale`` (identity when ``mean`` is None)."""
 
-    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None, zero_based=None):
+    def __init__(self, mean=None, scale=None, mode="none", n_rows=0, clip=None, zero_based=None,
+                 csv=None):
         self.zero_based = zero_based      # LIBSVM indexing of the training data (None: unknown)
+        self.csv = csv                    # CSV label column and delimiter (None: not CSV)
         self.found = True                 # False: no sidecar file beside the model
         self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
         self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
@@ -393,7 +542,9 @@ class Scaler:
     def save(self, model_path):
         path = os.fspath(model_path) + SCALER_SUFFIX
         doc = {"format": "fastbudget-scaler", "version": 1, "mode": self.mode,
-               "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based}
+               "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based,
+               "csv_label_column": None if self.csv is None else self.csv["label_column"],
+               "csv_delimiter": None if self.csv is None else self.csv["delimiter"]}
         if self.mean is not None:
             doc.update(mean=self.mean.tolist(), scale=self.scale.tolist())
         tmp = path + ".tmp"
@@ -415,8 +566,9 @@ class Scaler:
             zb = doc.get("libsvm_zero_based")
             if zb not in (None, True, False):
                 raise ValueError("libsvm_zero_based is not true, false or null")
+            csv = _recorded_csv(doc)
             if doc.get("mean") is None:       # trained without standardisation
-                return cls(mode=doc.get("mode", "none"), zero_based=zb)
+                return cls(mode=doc.get("mode", "none"), zero_based=zb, csv=csv)
             mean = np.asarray(doc["mean"], dtype=np.float64)
             scale = np.asarray(doc["scale"], dtype=np.float64)
             clip = doc.get("clip")
@@ -426,7 +578,20 @@ class Scaler:
         if (mean.shape != scale.shape or mean.ndim != 1 or not np.all(scale > 0)
                 or (clip is not None and not clip > 0)):
             raise CLIError(f"the scaler file {path} is inconsistent; delete it or retrain.")
-        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip, zb)
+        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip, zb, csv)
+
+
+def _recorded_csv(doc):
+    """The CSV reading options of a scaler file (None: trained on another format, or
+    written before they were recorded)."""
+    label, delim = doc.get("csv_label_column"), doc.get("csv_delimiter")
+    if label is None and delim is None:
+        return None
+    if isinstance(label, bool) or not isinstance(label, (int, str, type(None))):
+        raise ValueError("csv_label_column is not an integer, a name or null")
+    if not isinstance(delim, (str, type(None))):
+        raise ValueError("csv_delimiter is not a string or null")
+    return {"label_column": -1 if label is None else label, "delimiter": delim}
 
 
 def load_model(path):
@@ -473,6 +638,8 @@ def new_model(args, desc, y0):
     ``y0``: (model, the classes to pass to the first partial_fit: ``--classes`` or those of
     the first chunk)."""
     classes = parse_classes(args.classes)
+    if classes is not None:
+        classes = np.unique(classes)          # '--classes 1,-1,1' lists two classes
     labels = classes if classes is not None else np.unique(y0)
     if classes is None and len(labels) < 2:
         if len(y0) < args.chunk_size:     # a short chunk is the last one: all the data
@@ -497,9 +664,11 @@ def new_model(args, desc, y0):
         params["budget"] = total            # one learner (make_learner checks it has a budget)
         total = None
     k = len(labels)
-    if multiclass and total is not None and total // k < 2:
-        raise CLIError(f"--total-budget {total} is too small for {k} one-vs-rest learners: "
-                       f"each needs a budget of at least 2, so pass at least {2 * k}.")
+    n_learners = 1 if k == 2 else k           # two classes: one binary learner
+    if multiclass and total is not None and total // n_learners < 2:
+        raise CLIError(f"--total-budget {total} is too small for {n_learners} one-vs-rest "
+                       f"learners: each needs a budget of at least 2, so pass at least "
+                       f"{2 * n_learners}.")
     model = make_learner(args.learner, params, multiclass, total)
     if len(y0) < 2 and model._gamma_from_data():
         raise CLIError(f"the first chunk of {desc} has one row, but gamma 'scale' (the default) "
@@ -509,8 +678,12 @@ def new_model(args, desc, y0):
     if multiclass:
         share = model.estimator.get_params().get("budget")
         if total is not None:
-            share = total // k
-        if share is not None:
+            share = total // n_learners
+        if share is not None and n_learners == 1:
+            note(f"one-vs-rest over 2 classes: 1 learner with a budget of {share:,} (two "
+                 f"classes need one binary learner); later chunks may not add classes "
+                 f"(--classes lists them all).", args.quiet)
+        elif share is not None:
             note(f"one-vs-rest over {k} classes: {k} learners with a budget of {share:,} each "
                  f"({k * share:,} in all{'' if total is not None else '; --total-budget N shares N'}"
                  f"); later chunks may not add classes (--classes lists them all).", args.quiet)
@@ -702,6 +875,8 @@ def standardized_stream(args, chunks, name, row_lines=None):
 # ----------------------------------------------------------------------------- commands
 def _check_output(path, option):
     """Refuse, before any work, a place a file cannot be written to."""
+    if not path.strip():
+        raise CLIError(f"{option} needs a file name; got an empty one ({option} '').")
     if os.path.isdir(path):
         raise CLIError(f"{option} {path} is a directory; give a file name, e.g. "
                        f"{os.path.join(path, 'model.npz')}.")
@@ -713,8 +888,72 @@ def _check_output(path, option):
         raise CLIError(f"{option} {path}: the directory {parent} is not writable.")
 
 
+def _check_out_dir(path, option="--out"):
+    """Refuse, before any work, an output directory that cannot be one."""
+    if not path.strip():
+        raise CLIError(f"{option} needs a directory name; got an empty one ({option} '').")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CLIError(f"{option} {path} is a file, not a directory (the command writes its "
+                       f"files into it); give a new or existing directory name.")
+
+
+def _check_not_input(path, option, inputs):
+    """Refuse an output file that is one of the command's inputs (``(what, path)`` pairs):
+    writing it would destroy what is being read."""
+    if not os.path.exists(path):
+        return
+    for what, src in inputs:
+        if src == "-":                     # standard input redirected from the file?
+            try:
+                st, out = os.fstat(sys.stdin.fileno()), os.stat(path)
+                same = (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)
+            except (OSError, ValueError, AttributeError):
+                same = False
+            src = "standard input"
+        else:
+            same = bool(src) and os.path.exists(src) and os.path.samefile(path, src)
+        if same:
+            raise CLIError(f"{option} {path} is the {what} ({src}); writing it would destroy "
+                           f"the {what}. Give another output file.")
+
+
+class _AtomicText:
+    """A text file written under a temporary name in its directory and renamed to ``path``
+    by ``commit()``: a reader (and the user after an error) sees the previous file or the
+    complete new one, never a part. ``discard()`` removes the temporary file."""
+
+    def __init__(self, path):
+        import tempfile
+        self.path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = tempfile.mkstemp(dir=directory, suffix=".tmp",
+                                        prefix="." + os.path.basename(self.path) + ".")
+        self.file = os.fdopen(fd, "w")
+
+    def write(self, text):
+        return self.file.write(text)
+
+    def commit(self):
+        from .persist import _file_mode
+        self.file.close()
+        os.chmod(self.tmp, _file_mode(self.path))
+        os.replace(self.tmp, self.path)
+
+    def discard(self):
+        self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.tmp)
+
+
 def _save(model, scaler, out):
-    scaler.save(out)
+    """Save the model and its scaler sidecar; a model whose sidecar was missing when it was
+    loaded gets none (one would say 'no standardisation' and silence the note of every
+    later command), and an old sidecar of the file it replaces is removed."""
+    if scaler.found:
+        scaler.save(out)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.fspath(out) + SCALER_SUFFIX)
     model.save(out)
 
 
@@ -738,7 +977,8 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
     saves = f"; {n_saves} checkpoint{'s' if n_saves != 1 else ''}" if n_saves else ""
     print(f"{what} on {n:,} examples x {d} features in {wall:.2f} s "
           f"({n / max(wall, 1e-9):,.0f} examples/s){saves}; model memory {mem}; saved to {out}"
-          + f" (+ {os.path.basename(out) + SCALER_SUFFIX})")
+          + (f" (+ {os.path.basename(out) + SCALER_SUFFIX})" if scaler.found else
+             f" (without {os.path.basename(out) + SCALER_SUFFIX}, as it was loaded)"))
     return 0
 
 
@@ -753,6 +993,7 @@ def cmd_train(args):
     every = _check_every(args)
     out = args.output
     _check_output(out, "-o")
+    _check_not_input(out, "-o", [("input data", args.data)])
     indexing = {}
     where = _Where(args)
     chunks, desc, total = open_data(args, indexing=indexing, row_lines=where.rows)
@@ -760,6 +1001,7 @@ def cmd_train(args):
     (X0, y0), chunks = _peek(chunks, desc)
     _check_features(X0, desc)
     scaler.zero_based = indexing.get("zero_based")   # decided by the reader by now
+    scaler.csv = indexing.get("csv")
     model, classes = new_model(args, desc, y0)
     t0 = time.perf_counter()
     with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
@@ -772,8 +1014,9 @@ def cmd_train(args):
 
 def cmd_update(args):
     every = _check_every(args)
-    out = args.output or args.model
+    out = args.model if args.output is None else args.output
     _check_output(out, "-o")
+    _check_not_input(out, "-o", [("input data", args.data)])
     model, scaler = load_model(args.model)
     where = _Where(args)
     chunks, desc, total = _model_chunks(args, model, scaler, where.rows)
@@ -826,7 +1069,8 @@ def _model_chunks(args, model, scaler, row_lines=None):
     text = np.asarray(model.classes_).dtype.kind in "OUS"
     zb = "auto" if scaler.zero_based is None else scaler.zero_based
     chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
-                                    label_type="str" if text else "numeric", row_lines=row_lines)
+                                    label_type="str" if text else "numeric", row_lines=row_lines,
+                                    csv_options=scaler.csv)
 
     def ready():
         try:
@@ -843,11 +1087,15 @@ def _model_chunks(args, model, scaler, row_lines=None):
 
 
 def cmd_predict(args):
-    if args.output:
+    to_file = args.output is not None and args.output != "-"    # '-': standard output
+    if to_file:
         _check_output(args.output, "-o")
+        _check_not_input(args.output, "-o", [
+            ("input data", args.data), ("model file", args.model),
+            ("model's scaler file", args.model + SCALER_SUFFIX)])
     model, scaler = load_model(args.model)
     chunks, desc, total = _model_chunks(args, model, scaler)
-    out = open(args.output, "w") if args.output else sys.stdout
+    out = _AtomicText(args.output) if to_file else sys.stdout
     try:
         with progress(total, "predict", quiet=args.quiet) as bar:
             for X, _y in chunks:
@@ -858,9 +1106,12 @@ def cmd_predict(args):
                     rows = (_labels_fmt(v) for v in model.predict(X))
                 out.write("\n".join(rows) + "\n")
                 bar.update(X.shape[0])
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    except BaseException:
+        if to_file:
+            out.discard()         # the previous file (if any) stays as it was
+        raise
+    if to_file:
+        out.commit()
     return 0
 
 
@@ -908,8 +1159,10 @@ def cmd_prequential(args):
     _check_learner(args.learner)
     if args.window < 1:
         raise CLIError(f"--window must be a positive number of examples; got {args.window}.")
-    if args.save:
+    _check_out_dir(args.out)
+    if args.save is not None:
         _check_output(args.save, "--save")
+        _check_not_input(args.save, "--save", [("input data", args.data)])
     where = _Where(args)
     if args.model:
         model, scaler = load_model(args.model)
@@ -923,6 +1176,7 @@ def cmd_prequential(args):
         (X0, y0), chunks = _peek(chunks, desc)
         _check_features(X0, desc)
         scaler.zero_based = indexing.get("zero_based")
+        scaler.csv = indexing.get("csv")
         model, classes = new_model(args, desc, y0)
         first_fit = True
     n_read = 0                        # rows of the stream read so far
@@ -993,7 +1247,7 @@ def cmd_prequential(args):
         if plotting.plot_prequential(curve.rows, png, title=f"{args.learner} on {desc}",
                                      window=args.window, quiet=args.quiet):
             print(f"plot in {png}")
-    if args.save:
+    if args.save is not None:
         _save(model, scaler, args.save)
     return 0
 
@@ -1090,6 +1344,8 @@ def cmd_demo(args):
     def std(X):
         return (X - 2.0) / CB_SCALE
 
+    if not args.no_plot:
+        _check_out_dir(args.out)
     Xt, yt = make_checkerboard(5000, noise=0.0, random_state=args.seed + 1)
     Xt = std(Xt)
     print(f"fastbudget demo: TVM with budget B = {args.budget} learns a {args.n:,}-example "
@@ -1187,17 +1443,34 @@ def _data_options(p, formats=True):
                    help="file (LIBSVM or CSV, optionally .gz/.bz2/.xz), '-' for stdin, or gen:NAME")
     if formats:
         p.add_argument("--format", default="auto", help="libsvm, csv or auto (default)")
-        p.add_argument("--label-column", default="-1",
-                       help="CSV label column: index (negative from the end) or header name")
+        p.add_argument("--label-column",
+                       help="CSV label column: index (negative from the end) or header name "
+                            "(default: the last; with a saved model, the one it was trained "
+                            "with); 'none' for rows without a label")
         p.add_argument("--delimiter", metavar="CHAR",
                        help="CSV field separator: one character, 'tab' or 'whitespace' "
-                            "(default: from the first line: tab, ';', ',' or whitespace)")
+                            "(default: with a saved model, the one given when it was trained, "
+                            "else from the first line: tab, ';', ',' or whitespace)")
+        p.add_argument("--n-features", type=_count, metavar="N",
+                       help="LIBSVM: number of features (default: the largest index of a "
+                            "file; of standard input, of its first chunk, so a later larger "
+                            "index needs this; with a saved model, the model's)")
+        p.add_argument("--zero-based", choices=("auto", "yes", "no"),
+                       help="LIBSVM: whether feature indices start at 0 (default auto: when "
+                            "an index 0 is seen in the file, or the first chunk of standard "
+                            "input; with a saved model, as its training file)")
+        p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                       help="whether the first line of a CSV file is a header (default auto: "
+                            "when a field but the label is not a number, or the label field "
+                            "is not a number while the labels below it are; 'yes' for numeric "
+                            "column names above text labels)")
     p.add_argument("--chunk-size", type=_count, default=10000,
                    help="rows per chunk (default %(default)s)")
     p.add_argument("--n", type=_count, default=100_000, help="rows of a gen:NAME stream")
     p.add_argument("--gen-param", action="append", metavar="K=V",
                    help="generator keyword, e.g. noise=0.15 (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="seed of gen: streams and learners")
+    p.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed of gen: streams and learners (a whole number >= 0)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or notes")
 
 
@@ -1247,7 +1520,7 @@ def build_parser():
     p.add_argument("--n", type=_count, default=1_000_000, help="stream length (default 10^6)")
     p.add_argument("--budget", type=_int_at_least(2), default=100,
                    help="TVM's budget (default 100)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_int_at_least(0), default=0)
     p.add_argument("--chunk-size", type=_count, default=50_000,
                    help="rows per chunk (default 50000)")
     p.add_argument("--exact-n", type=_count, default=None,
@@ -1275,7 +1548,9 @@ def build_parser():
     p = sub.add_parser("predict", help="print one predicted label per row")
     p.add_argument("model", metavar="MODEL_FILE")
     _data_options(p)
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write to this file instead of stdout (written in full or not at "
+                        "all: it replaces FILE at the end); '-' for stdout")
     p.add_argument("--scores", action="store_true", help="decision values instead of labels")
     p.set_defaults(func=cmd_predict)
 

@@ -71,7 +71,10 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
             what = "label" if c < 0 else f"value in feature column {c}"
             kind = "a number" if v is None else "a finite number"
             hint = ""
-            if v is None and _is_number(tok.replace(b",", b".").decode("utf-8", "replace")):
+            text = tok.decode("utf-8", "replace")
+            if v is None and _quoted(text):
+                hint = " " + _NO_QUOTES
+            elif v is None and _is_number(tok.replace(b",", b".").decode("utf-8", "replace")):
                 # ',' is then not the delimiter, so it is safe to replace everywhere
                 hint = (" It has a decimal comma: numbers need a decimal point. Export the "
                         "file with '.' as the decimal mark, or replace every ',' by '.' "
@@ -84,6 +87,15 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
             y[r] = v
         else:
             X[r, c] = v
+
+
+_NO_QUOTES = ("Quoted fields are not supported (a field ends at the next delimiter): "
+              "export the file without quotes, or remove them (e.g. tr -d '\"' < IN > OUT "
+              "when no field holds the delimiter).")
+
+
+def _quoted(tok):
+    return len(tok) >= 2 and tok[0] == tok[-1] and tok[0] in "\"'"
 
 
 def _token(buf, info):
@@ -379,11 +391,38 @@ def _numbered_columns(tokens, label_col):
     return first in (0, 1) and [int(t) for t in vals] == list(range(first, first + len(vals)))
 
 
+_LABELS_LOOKED_AT = 1000
+
+
+def _labels_after_are_numbers(buf, q, end, delim, label_col, n_tokens):
+    """Whether the lines after the first (those in the same block, at most
+    ``_LABELS_LOOKED_AT`` of them, lines with another number of fields left out) hold
+    at least one line and only numbers in the label field."""
+    seen = 0
+    p = q + 1
+    while p < end and seen < _LABELS_LOOKED_AT:
+        r = buf.index(b"\n", p)
+        text = buf[p:r].decode("utf-8", "replace").strip()
+        p = r + 1
+        if not text:
+            continue
+        tokens = _split(text, delim)
+        if len(tokens) != n_tokens:
+            continue                       # the parser reports it
+        if not _is_number(tokens[label_col]):
+            return False
+        seen += 1
+    return seen > 0
+
+
 def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
     """``label_type='auto'``: 'str' when the label field of the first data line is not a
-    number. The first line is data unless ``header`` says so, the label is named, or a field
-    other than the label is not a number; the data line after a header is looked for in the
-    same block (if it is not there, numbers)."""
+    number. The first line is data unless ``header`` says so, the label is named, a field
+    other than the label is not a number, or (``header='auto'``) its label field is not a
+    number while those of the lines after it in the block are all numbers (class labels
+    are all numbers or all text, so it is a header of numbered or numeric feature names);
+    the data line after a header is looked for in the same block (if it is not there,
+    numbers)."""
     if label_column is None:
         return "numeric"
     others_numeric = all(_is_number(t) for j, t in enumerate(tokens) if j != label_col)
@@ -401,7 +440,13 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
             return "numeric"
         if label_col >= len(tokens):
             return "numeric"
-    return "numeric" if _is_number(tokens[label_col]) else "str"
+        return "numeric" if _is_number(tokens[label_col]) else "str"
+    if _is_number(tokens[label_col]):
+        return "numeric"
+    if header == "auto" and _labels_after_are_numbers(buf, q, end, delim, label_col,
+                                                      len(tokens)):
+        return "numeric"                   # then a header: its label field is not a number
+    return "str"
 
 
 def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
@@ -409,7 +454,9 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
     """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
 
     All columns except the label must be numbers; there is no quoting and no missing-value
-    support (an empty field raises). Spaces around fields are ignored, blank lines skipped.
+    support (an empty field raises; so does a quoted field, label included: only a header's
+    names may be quoted, and they are read without their quotes). Spaces around fields are
+    ignored, blank lines skipped.
 
     Parameters
     ----------
@@ -428,13 +475,20 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         Whether the first non-blank line is a header. ``'auto'``: it is a header when one of
         its fields is not a number (the label field is ignored when ``label_type='str'``), or
         when its fields other than the label number the columns (at least 3 plain integers
-        counting up from 0 or 1, as ``0,1,2,...,target`` or pandas' ``0,1,2,3``).
+        counting up from 0 or 1, as ``0,1,2,...,target`` or pandas' ``0,1,2,3``). With
+        ``label_type='auto'`` a first line whose fields are all numbers but the label is a
+        header when the label fields of the lines after it (those read with it, up to 1000)
+        are all numbers (``400,410,420,label`` over numeric labels: class labels are all
+        numbers or all text); over text labels such a line is data (UCI letter's
+        ``T,2,8,...``), so pass ``header=True`` for a header of numeric feature names above
+        text labels.
     chunk_size : int, default=10000
         Maximum number of rows per chunk.
     label_type : {'numeric', 'str', 'auto'}, default='numeric'
         Labels as float64, or as strings (e.g. ``'A'`` in UCI letter). ``'auto'``: strings
         when the label field of the first data line is not a number (that line is data, not a
-        header, when every other field is a number), else numbers.
+        header, when every other field is a number, unless the labels after it are numbers:
+        see ``header``), else numbers.
     row_lines : RowLines or None, default=None
         As in :func:`read_libsvm`: records the line of each row.
 
@@ -576,11 +630,18 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
                 raise _csv_error(st, buf, info, name, line_base, n_tokens, delim)
             if row_lines is not None:
                 row_lines._add(line_base + row_line[r0:int(info[_k.I_ROWS])])
+            if str_labels:
+                new = [buf[s:e].decode("utf-8", "replace")
+                       for s, e in span[r0:int(info[_k.I_ROWS])].tolist()]
+                for k, lab in enumerate(new):
+                    if _quoted(lab):
+                        raise ValueError(
+                            f"{name}, line {line_base + int(row_line[r0 + k]) + 1}: label "
+                            f"{lab!r} is in quotes. {_NO_QUOTES}")
+                labels.extend(new)
             line_base += int(info[_k.I_LINES])
             pos = int(info[_k.I_POS])
             row = int(info[_k.I_ROWS])
-            if str_labels:
-                labels.extend(buf[s:e].decode("utf-8", "replace") for s, e in span[r0:row].tolist())
             if row == chunk_size:
                 yield X, (np.array(labels) if str_labels else (y if label_col >= 0 else None))
                 X = np.empty((chunk_size, d))
