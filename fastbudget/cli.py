@@ -1635,7 +1635,15 @@ def _warning_line(message, category, filename, lineno, line=None):
 
 def main(argv=None):
     """Entry point of the ``fastbudget`` console script; returns the exit status."""
-    warnings.formatwarning = _warning_line
+    fmt = warnings.formatwarning
+    warnings.formatwarning = _warning_line      # for this call only (main may be imported)
+    try:
+        return _main(argv)
+    finally:
+        warnings.formatwarning = fmt
+
+
+def _main(argv):
     ap = build_parser()
     debug = bool(os.environ.get("FASTBUDGET_DEBUG"))
     try:

@@ -190,12 +190,9 @@ def test_numeric_feature_names_are_a_header(tmp_path):
     assert "on 201 examples" in out            # without it the line is data, as documented
 
 
-THYROID = "/work/shared/data/thyroid/new-thyroid.tsv.gz"
-
-
-@pytest.mark.skipif(not os.path.exists(THYROID), reason="the shared data is not here")
-def test_thyroid_header_is_not_a_class(tmp_path):
-    _, out, _ = run("train", "perceptron", THYROID, "-o", tmp_path / "t.npz")
+def test_thyroid_header_is_not_a_class(tmp_path, shared_data):
+    thyroid = shared_data / "thyroid" / "new-thyroid.tsv.gz"
+    _, out, _ = run("train", "perceptron", thyroid, "-o", tmp_path / "t.npz")
     assert fastbudget.load(tmp_path / "t.npz").classes_.tolist() == [1, 2, 3]
     assert "on 215 examples" in out
 

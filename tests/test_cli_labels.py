@@ -174,3 +174,17 @@ def test_a_missing_scaler_file_is_noted(tmp_path):
     assert "no b.npz.scaler.json beside the model" in err
     _, _, err = run("evaluate", tmp_path / "a.npz", tmp_path / "a.svm")
     assert "scaler.json" not in err
+
+
+def test_main_called_from_python_leaves_the_warning_format_as_it_was(tmp_path):
+    """cli.main sets the one-line warning format for its own call only: a program (or
+    notebook) that calls it keeps its own format afterwards (the command line's format is
+    checked by test_warnings_are_one_line)."""
+    import warnings
+
+    from fastbudget.cli import main
+
+    before = warnings.formatwarning
+    assert main(["train", "tvm", "gen:checkerboard", "--n", "600", "--param", "budget=3",
+                 "-o", str(tmp_path / "w.npz"), "-q"]) == 0
+    assert warnings.formatwarning is before
