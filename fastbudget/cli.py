@@ -806,11 +806,12 @@ def _until_stopped(chunks, state, needs):
 
 def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=None):
     """partial_fit over the chunks, calling ``checkpoint()`` after every ``every`` rows (at
-    the end of a chunk) and stopping early on SIGINT/SIGTERM with the model as it was after
+    the end of the chunk that reaches a multiple of ``every``, so that checkpoints keep
+    ``every`` rows apart on average whatever the chunk size) and stopping early on SIGINT/SIGTERM with the model as it was after
     its last complete chunk. A chunk with a label the model does not know stops it with an
     error that names the row by ``where`` (see :class:`_Where`). Returns (n rows learned,
     seconds in partial_fit, the signal's name or None, number of checkpoints)."""
-    n = since = n_saves = 0
+    n = n_saves = 0
     t_fit = 0.0
     first = True
     with _stoppable() as state:
@@ -828,11 +829,9 @@ def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=Non
                     model.partial_fit(X, y)
                 t_fit += time.perf_counter() - t
                 n += X.shape[0]
-                since += X.shape[0]
-                if every and since >= every:
-                    checkpoint()
+                if every and n // every > (n - X.shape[0]) // every:
+                    checkpoint()          # this chunk crossed a multiple of ``every`` rows
                     n_saves += 1
-                    since = 0
                 state["busy"] = False
                 bar.update(X.shape[0])
         except _Stop:
@@ -1506,7 +1505,7 @@ def _learner_options(p):
 def _checkpoint_option(p):
     p.add_argument("--checkpoint-every", type=int, metavar="ROWS",
                    help="also save the model (atomically) after every ROWS rows, at the end "
-                        "of a chunk; on SIGINT or SIGTERM the model of the last complete "
+                        "of the chunk that reaches a multiple of ROWS; on SIGINT or SIGTERM the model of the last complete "
                         "chunk is saved in any case")
 
 

@@ -137,8 +137,10 @@ def test_checkpoints_during_a_file_stream(stream, tmp_path):
     _, out, _ = run("train", "tvm", tmp_path / "a.svm", "--budget", 30, "--gamma", GAMMA,
                     "--chunk-size", 250, "--checkpoint-every", 600, "-o", tmp_path / "m.npz",
                     "-q")
-    # saves after rows 750 and 1500 (the first chunk ends at or past 600 rows since the last)
-    assert "2 checkpoints" in out
+    # saves after rows 750, 1250 and 2000: the chunks that reach 600, 1200 and 1800 rows
+    # (checkpoints ROWS apart on average; restarting the count at each save made them
+    # every 750 rows here, at 750 and 1500)
+    assert "3 checkpoints" in out
     plain = tmp_path / "plain.npz"
     run("train", "tvm", tmp_path / "a.svm", "--budget", 30, "--gamma", GAMMA,
         "--chunk-size", 250, "-o", plain, "-q")
