@@ -934,7 +934,8 @@ def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=Non
     the end of the chunk that reaches a multiple of ``every``, so that checkpoints keep
     ``every`` rows apart on average whatever the chunk size) and stopping early on SIGINT/SIGTERM with the model as it was after
     its last complete chunk. A chunk with a label the model does not know stops it with an
-    error that names the row by ``where`` (see :class:`_Where`). Returns (n rows learned,
+    error that names the row by ``where`` (see :class:`_Where`); with ``--on-bad-row skip``
+    the reader has left such rows out already (:class:`_BadRows`). Returns (n rows learned,
     seconds in partial_fit, the signal's name or None, number of checkpoints)."""
     n = n_saves = 0
     t_fit = 0.0

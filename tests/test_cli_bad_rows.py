@@ -4,6 +4,7 @@ the one learned from the stream without those rows; the readers' ``on_bad_row`` 
 underneath. The default (``error``) still stops at the first bad row."""
 import io
 import json
+import signal
 
 import numpy as np
 import pytest
@@ -250,3 +251,25 @@ def test_skip_keeps_structural_errors(tmp_path):
     code, _, err = run("train", "tvm", tmp_path / "b.csv", "--on-bad-row", "skip", ok=False)
     assert code == 2 and len(warnings_of(err)) == 2
     assert err.splitlines()[-1].startswith("fastbudget: error: ") and "no data rows" in err
+
+
+def test_live_feed_survives_a_bad_line(tmp_path):
+    from test_cli_stream import n_seen, spawn, stop_with, wait_for
+    X, y = rows(400, seed=5)
+    good = svm_lines(X, y)
+    out = tmp_path / "live.npz"
+    proc = spawn("train", "tvm", "-", "--n-features", 3, "--budget", 20, "--gamma", GAMMA,
+                 "--standardize", "none", "--chunk-size", 100, "--checkpoint-every", 100,
+                 "--on-bad-row", "skip", "-q", "-o", out)
+    # a broken line in the second chunk, the pipe left open: the feed goes on past it
+    feed = good[:150] + ["1 1:0.5 2:garbage"] + good[150:300]
+    proc.stdin.write(("\n".join(feed) + "\n").encode())
+    proc.stdin.flush()
+    wait_for(lambda: n_seen(out) == 300, proc)
+    stdout, stderr = stop_with(proc, signal.SIGINT)
+    assert proc.returncode == 0, stderr
+    assert "<stdin>, line 151: value in feature column 1 'garbage' is not a number." in stderr
+    assert "1 bad row skipped (line 151)" in stdout
+    got = fastbudget.load(out)
+    ref = api_model(X[:300], y[:300], 100)
+    np.testing.assert_array_equal(got.decision_function(X), ref.decision_function(X))
