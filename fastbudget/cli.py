@@ -5,6 +5,21 @@ Every command streams its data in chunks (constant memory whatever the file size
 progress bar on standard error when it is a terminal (``--quiet`` turns it off), and reports
 errors as one line ``fastbudget: error: ...`` with exit status 2 instead of a traceback.
 
+Bad rows (``--on-bad-row``, ``train``/``update``/``prequential``/``evaluate``): by default
+(``error``) the first malformed row stops the command with an error naming its line. With
+``skip`` a row the reader refuses (a field that is not a finite number, a wrong number of
+fields, a bad LIBSVM index or one beyond a saved model's features, a quoted field) and, for
+the commands that learn, a row whose label is not one of the model's classes (a saved
+model's, ``--classes``, or the first chunk's) is left out: the rest of its chunk and the
+stream go on, as if the row were not in the data (chunks are still ``--chunk-size`` rows of
+the rows kept, so the model is the one learned from the stream without them). Each one gives
+a warning line ``fastbudget: warning: skipped a bad row: FILE, line L: REASON`` (the error's
+text) for the first 10, then one line saying that only their number follows; the summary
+line counts them and gives the first lines. ``--quiet`` does not hide them. What is not a
+row still stops the command (an unreadable file, a label column not in the header, a format
+that cannot be told). ``predict`` has no ``--on-bad-row``: its output lines follow the input
+rows one for one, and a bad row stops it.
+
 Data sources (the ``DATA`` argument):
 
 - a path to a LIBSVM/svmlight or delimited text (CSV/TSV) file, plain or gzip/bzip2/xz
@@ -381,7 +396,8 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         model_width = n_features is not None
         n_features, zero_based = _libsvm_options(args, n_features, zero_based)
         chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
-                             zero_based=zero_based, indexing=indexing, row_lines=row_lines)
+                             zero_based=zero_based, indexing=indexing, row_lines=row_lines,
+                             **_skipping(args))
         chunks = _libsvm_cli_errors(chunks, model_width)
     else:
         label, delim = _csv_options(args, csv_options, n_features)
@@ -389,8 +405,20 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
             indexing["csv"] = {"label_column": label, "delimiter": delim}
         header = {"auto": "auto", "yes": True, "no": False}[getattr(args, "header", "auto")]
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
-                          delimiter=delim, header=header, row_lines=row_lines)
+                          delimiter=delim, header=header, row_lines=row_lines,
+                          **_skipping(args))
+    bad = getattr(args, "bad_rows", None)
+    if bad is not None:
+        chunks = bad.latch(chunks)
     return chunks, f"{data} ({fmt})", None
+
+
+def _skipping(args):
+    """The readers' arguments for ``--on-bad-row``: none for ``error`` (a bad row raises)."""
+    bad = getattr(args, "bad_rows", None)
+    if bad is None:
+        return {}
+    return {"on_bad_row": bad, "_label_check": bad.check_labels}
 
 
 _ZERO_BASED = {"auto": "auto", "yes": True, "no": False}
@@ -429,17 +457,104 @@ def _libsvm_cli_errors(chunks, model_width):
         if model_width and isinstance(exc, FeatureCountError):
             raise
         msg = str(exc)
-        new = (msg.replace("pass n_features explicitly",
-                           "pass --n-features N (the number of features: the largest index, "
-                           "plus 1 if indices start at 0)")
-                  .replace("pass a larger n_features", "pass a larger --n-features")
-                  .replace("n_features=", "--n-features ")
-                  .replace("zero_based=True or 'auto'", "--zero-based yes or auto")
-                  .replace("zero_based=False", "--zero-based no")
-                  .replace("zero_based=True", "--zero-based yes"))
+        new = _cli_wording(msg)
         if new == msg:
             raise
         raise CLIError(new) from None
+
+
+def _cli_wording(msg):
+    """A LIBSVM reader's message with its arguments named as the command line options."""
+    return (msg.replace("pass n_features explicitly",
+                        "pass --n-features N (the number of features: the largest index, "
+                        "plus 1 if indices start at 0)")
+               .replace("pass a larger n_features", "pass a larger --n-features")
+               .replace("n_features=", "--n-features ")
+               .replace("zero_based=True or 'auto'", "--zero-based yes or auto")
+               .replace("zero_based=False", "--zero-based no")
+               .replace("zero_based=True", "--zero-based yes"))
+
+
+def _width_error(where, d):
+    return f"{where}: the data has more features than the model, which was trained on {d}."
+
+
+class _BadRows:
+    """``--on-bad-row skip``: the readers' ``on_bad_row`` callback. Each row left out gives
+    a warning line naming its line and the error it would have stopped the command with
+    (the first ``SHOWN``; then one line saying that only their count follows), and
+    ``summary()`` counts them for the command's last line. With ``labels`` (commands that
+    learn) a row whose label is not one of the model's classes is left out too:
+    ``classes`` are the model's (``saved``), ``--classes`` or, left None, those of the
+    first chunk (set by ``latch``)."""
+
+    SHOWN = 10
+    LINES = 5
+
+    def __init__(self, args, labels):
+        self.name = "<stdin>" if args.data == "-" else args.data
+        self.labels = labels
+        self.classes = None
+        self.saved = False
+        self.width = None            # a saved model's number of features (LIBSVM)
+        self.count = 0
+        self.lines = []
+        self.replay = 0
+
+    def __call__(self, line, exc):
+        from .datasets.readers import FeatureCountError
+        self.count += 1
+        if len(self.lines) < self.LINES:
+            self.lines.append(line)
+        if self.count <= self.replay:     # the second pass of --standardize pass
+            return
+        if self.count <= self.SHOWN:
+            if self.width is not None and isinstance(exc, FeatureCountError):
+                msg = _width_error(exc.where, self.width)
+            else:
+                msg = _cli_wording(str(exc))
+            _warn(f"skipped a bad row: {msg}")
+        elif self.count == self.SHOWN + 1:
+            _warn(f"more bad rows skipped; past the first {self.SHOWN}, only their number "
+                  f"is given, at the end.")
+
+    def restart(self):
+        """The source is read again from its start: its bad rows are not shown again."""
+        self.replay = max(self.replay, self.count)
+        self.count = 0
+        self.lines = []
+
+    def latch(self, chunks):
+        """The chunks; the labels of the first one are the classes when none are set."""
+        for X, y in chunks:
+            if self.labels and self.classes is None and y is not None:
+                self.classes = np.unique(y)
+            yield X, y
+
+    def check_labels(self, y, lines):
+        """``(k, error)`` for each label ``y[k]`` (on line ``lines[k]``) that is not one of
+        the classes."""
+        if not self.labels or self.classes is None:
+            return []
+        bad = _unknown_labels(y, self.classes)
+        return [(int(k), CLIError(_label_error(f"{self.name}, line {int(lines[k]):,}", y[k],
+                                               self.classes, self.saved)))
+                for k in np.flatnonzero(bad)]
+
+    def summary(self):
+        if not self.count:
+            return "no bad rows skipped"
+        more = ", ..." if self.count > len(self.lines) else ""
+        return (f"{self.count:,} bad row{'s' if self.count != 1 else ''} skipped "
+                f"(line{'s' if self.count != 1 else ''} "
+                f"{', '.join(f'{v:,}' for v in self.lines)}{more})")
+
+
+def _bad_rows(args, labels):
+    """Set ``args.bad_rows`` (a :class:`_BadRows` for ``--on-bad-row skip``, else None)."""
+    args.bad_rows = (_BadRows(args, labels)
+                     if getattr(args, "on_bad_row", "error") == "skip" else None)
+    return args.bad_rows
 
 
 def _delimiter(text):
@@ -775,23 +890,33 @@ def _check_labels(y, classes, row0, where, saved):
     """Refuse a chunk with a label outside ``classes`` before the model sees it, naming
     the row's line (the learner's own message counts rows within the chunk). ``row0`` is
     the stream row of ``y[0]``; ``saved``: the classes are a saved model's."""
-    cls = np.asarray(classes)
-    try:
-        bad = ~np.isin(y, cls)
-    except TypeError:
-        bad = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
+    bad = _unknown_labels(y, classes)
     if not bad.any():
         return
     i = int(np.argmax(bad))
-    known = [_labels_fmt(c) for c in cls]
+    raise CLIError(_label_error(where(row0 + i), y[i], classes, saved))
+
+
+def _unknown_labels(y, classes):
+    """Whether each label of ``y`` is not one of ``classes``."""
+    cls = np.asarray(classes)
+    try:
+        return ~np.isin(y, cls)
+    except TypeError:
+        return np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()],
+                        dtype=bool)
+
+
+def _label_error(where, label, classes, saved):
+    known = [_labels_fmt(c) for c in np.asarray(classes)]
     if saved:
         fix = ("a saved model cannot learn a new class; train a new model with --classes "
                "listing every label")
     else:
         fix = ("the classes are fixed by the first chunk (or --classes): pass --classes "
-               f"with every label, e.g. --classes {','.join(known + [_labels_fmt(y[i])])}")
-    raise CLIError(f"{where(row0 + i)}: label {_labels_fmt(y[i])} is not one of the model's "
-                   f"classes ({', '.join(known)}); {fix}.")
+               f"with every label, e.g. --classes {','.join(known + [_labels_fmt(label)])}")
+    return (f"{where}: label {_labels_fmt(label)} is not one of the model's classes "
+            f"({', '.join(known)}); {fix}.")
 
 
 def _until_stopped(chunks, state, needs):
@@ -809,7 +934,8 @@ def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=Non
     the end of the chunk that reaches a multiple of ``every``, so that checkpoints keep
     ``every`` rows apart on average whatever the chunk size) and stopping early on SIGINT/SIGTERM with the model as it was after
     its last complete chunk. A chunk with a label the model does not know stops it with an
-    error that names the row by ``where`` (see :class:`_Where`). Returns (n rows learned,
+    error that names the row by ``where`` (see :class:`_Where`); with ``--on-bad-row skip``
+    the reader has left such rows out already (:class:`_BadRows`). Returns (n rows learned,
     seconds in partial_fit, the signal's name or None, number of checkpoints)."""
     n = n_saves = 0
     t_fit = 0.0
@@ -865,6 +991,8 @@ def standardized_stream(args, chunks, name, row_lines=None):
         st = StreamingStandardizer(n_warmup=None, clip=clip).fit(chunks)
         if row_lines is not None:
             row_lines.clear()
+        if getattr(args, "bad_rows", None) is not None:
+            args.bad_rows.restart()
         chunks2, _, _ = open_data(args, row_lines=row_lines)
         return ((st.transform(X), y) for X, y in chunks2), Scaler(st.mean_, st.scale_, "pass",
                                                                   st.n_samples_seen_, clip)
@@ -963,8 +1091,9 @@ def _check_every(args):
     return every
 
 
-def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
-    """Save the model after a stream (also after SIGINT/SIGTERM) and print the summary."""
+def _finish(model, scaler, out, n, wall, what, d, stop, n_saves, bad=None):
+    """Save the model after a stream (also after SIGINT/SIGTERM) and print the summary
+    (with ``bad``, a :class:`_BadRows`, the number of bad rows skipped)."""
     if stop is not None and n == 0:
         note(f"fastbudget: stopped by {stop} before a chunk was learned; nothing saved.")
         return 130 if stop == "SIGINT" else 143
@@ -974,6 +1103,8 @@ def _finish(model, scaler, out, n, wall, what, d, stop, n_saves):
         note(f"stopped by {stop}: the model learned the stream up to its last complete "
              f"chunk; saving it.")
     saves = f"; {n_saves} checkpoint{'s' if n_saves != 1 else ''}" if n_saves else ""
+    if bad is not None:
+        saves += f"; {bad.summary()}"
     print(f"{what} on {n:,} examples x {d} features in {wall:.2f} s "
           f"({n / max(wall, 1e-9):,.0f} examples/s){saves}; model memory {mem}; saved to {out}"
           + (f" (+ {os.path.basename(out) + SCALER_SUFFIX})" if scaler.found else
@@ -995,6 +1126,7 @@ def cmd_train(args):
     _check_not_input(out, "-o", [("input data", args.data)])
     indexing = {}
     where = _Where(args)
+    bad = _new_model_bad_rows(args)
     chunks, desc, total = open_data(args, indexing=indexing, row_lines=where.rows)
     chunks, scaler = standardized_stream(args, chunks, desc, where.rows)
     (X0, y0), chunks = _peek(chunks, desc)
@@ -1008,7 +1140,26 @@ def cmd_train(args):
                                                 lambda: _save(model, scaler, out), every)
     wall = time.perf_counter() - t0
     return _finish(model, scaler, out, n, wall,
-                   f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop, n_saves)
+                   f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop, n_saves,
+                   bad)
+
+
+def _new_model_bad_rows(args):
+    """``--on-bad-row`` of a command that learns a new model: rows with a label outside
+    ``--classes``, or (without it) outside the first chunk's labels, are bad rows."""
+    bad = _bad_rows(args, labels=True)
+    if bad is not None and args.classes is not None:
+        bad.classes = np.unique(parse_classes(args.classes))
+    return bad
+
+
+def _saved_model_bad_rows(args, model, labels=True):
+    """``--on-bad-row`` of a command on a saved model (its classes and width)."""
+    bad = _bad_rows(args, labels)
+    if bad is not None:
+        bad.classes = np.asarray(model.classes_)
+        bad.saved = True
+    return bad
 
 
 def cmd_update(args):
@@ -1018,6 +1169,7 @@ def cmd_update(args):
     _check_not_input(out, "-o", [("input data", args.data)])
     model, scaler = load_model(args.model)
     where = _Where(args)
+    bad = _saved_model_bad_rows(args, model)
     chunks, desc, total = _model_chunks(args, model, scaler, where.rows)
     n_before = getattr(model, "n_seen_", None)
     t0 = time.perf_counter()
@@ -1031,7 +1183,7 @@ def cmd_update(args):
     if n_before is not None:
         what += f" (seen before: {n_before:,})"
     return _finish(model, scaler, out, n, wall, what, model.n_features_in_, stop,
-                   n_saves)
+                   n_saves, bad)
 
 
 def _memory(model):
@@ -1067,6 +1219,8 @@ def _model_chunks(args, model, scaler, row_lines=None):
                                 category=UserWarning)
     text = np.asarray(model.classes_).dtype.kind in "OUS"
     zb = "auto" if scaler.zero_based is None else scaler.zero_based
+    if getattr(args, "bad_rows", None) is not None:
+        args.bad_rows.width = d          # a wider LIBSVM row is a bad row
     chunks, desc, total = open_data(args, n_features=d, zero_based=zb,
                                     label_type="str" if text else "numeric", row_lines=row_lines,
                                     csv_options=scaler.csv)
@@ -1079,8 +1233,7 @@ def _model_chunks(args, model, scaler, row_lines=None):
                                    f"trained on {d}.")
                 yield scaler(X), y
         except FeatureCountError as exc:
-            raise CLIError(f"{exc.where}: the data has more features than the model, which "
-                           f"was trained on {d}.") from None
+            raise CLIError(_width_error(exc.where, d)) from None
 
     return ready(), desc, total
 
@@ -1116,6 +1269,7 @@ def cmd_predict(args):
 
 def cmd_evaluate(args):
     model, scaler = load_model(args.model)
+    bad = _saved_model_bad_rows(args, model, labels=False)  # unknown labels count as errors
     chunks, desc, total = _model_chunks(args, model, scaler)
     classes = list(model.classes_)
     cls_arr = np.asarray(model.classes_)
@@ -1144,10 +1298,14 @@ def cmd_evaluate(args):
              f"as errors and are not in the confusion matrix (the model's labels: "
              f"{', '.join(_labels_fmt(c) for c in classes)}).")
     if args.json:
-        print(json.dumps({"accuracy": correct / n, "n": n, "classes": [_labels_fmt(c) for c in classes],
-                          "confusion": conf.tolist(), "unknown_labels": unknown}))
+        doc = {"accuracy": correct / n, "n": n, "classes": [_labels_fmt(c) for c in classes],
+               "confusion": conf.tolist(), "unknown_labels": unknown}
+        if bad is not None:
+            doc["skipped_rows"] = bad.count
+        print(json.dumps(doc))
     else:
-        print(f"accuracy {correct / n:.4f} ({correct:,} / {n:,}) on {desc}")
+        print(f"accuracy {correct / n:.4f} ({correct:,} / {n:,}) on {desc}"
+              + ("" if bad is None else f"; {bad.summary()}"))
         print("confusion (rows: true, columns: predicted): "
               + "; ".join(f"{_labels_fmt(c)}: " + " ".join(str(v) for v in conf[i])
                           for i, c in enumerate(classes)))
@@ -1165,11 +1323,13 @@ def cmd_prequential(args):
     where = _Where(args)
     if args.model:
         model, scaler = load_model(args.model)
+        bad = _saved_model_bad_rows(args, model)
         chunks, desc, total = _model_chunks(args, model, scaler, where.rows)
         classes = None
         first_fit = False
     else:
         indexing = {}
+        bad = _new_model_bad_rows(args)
         chunks, desc, total = open_data(args, indexing=indexing, row_lines=where.rows)
         chunks, scaler = standardized_stream(args, chunks, desc, where.rows)
         (X0, y0), chunks = _peek(chunks, desc)
@@ -1239,7 +1399,7 @@ def cmd_prequential(args):
         raise CLIError("the stream is too short for prequential evaluation (one chunk).")
     print(f"prequential accuracy {correct / n:.4f} over {n:,} tested examples "
           f"(last {w_n:,}: {w_c / w_n:.4f}); {n / max(wall, 1e-9):,.0f} examples/s; "
-          f"curve in {csv_path}")
+          + ("" if bad is None else f"{bad.summary()}; ") + f"curve in {csv_path}")
     if not args.no_plot:
         from . import plotting
         png = os.path.join(args.out, "prequential.png")
@@ -1437,7 +1597,7 @@ def _int_at_least(low):
 _count = _int_at_least(1)
 
 
-def _data_options(p, formats=True):
+def _data_options(p, formats=True, bad_rows=True):
     p.add_argument("data", metavar="DATA",
                    help="file (LIBSVM or CSV, optionally .gz/.bz2/.xz), '-' for stdin, or gen:NAME")
     if formats:
@@ -1471,6 +1631,14 @@ def _data_options(p, formats=True):
     p.add_argument("--seed", type=_int_at_least(0), default=0,
                    help="seed of gen: streams and learners (a whole number >= 0)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or notes")
+    if bad_rows:
+        p.add_argument("--on-bad-row", choices=("error", "skip"), default="error",
+                       help="a malformed row (a field that is not a finite number, a wrong "
+                            "number of fields, a bad LIBSVM index, a quoted field; for "
+                            "learning, a label that is not one of the model's classes): "
+                            "'error' (default) stops with an error naming its line; 'skip' "
+                            "leaves it out with a warning naming its line (the first 10), "
+                            "and the last line counts them")
 
 
 def _learner_options(p):
@@ -1546,7 +1714,7 @@ def build_parser():
 
     p = sub.add_parser("predict", help="print one predicted label per row")
     p.add_argument("model", metavar="MODEL_FILE")
-    _data_options(p)
+    _data_options(p, bad_rows=False)      # its lines follow the rows: a bad row stops it
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write to this file instead of stdout (written in full or not at "
                         "all: it replaces FILE at the end); '-' for stdout")

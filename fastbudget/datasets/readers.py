@@ -9,7 +9,9 @@ standard input, or an open file object.
 
 Errors: a missing file raises ``FileNotFoundError`` when the reader is created; malformed
 content raises ``ValueError`` naming the file, the 1-based line number and what is wrong, when
-the generator reaches that line (chunks before it have already been yielded).
+the generator reaches that line (chunks before it have already been yielded), unless
+``on_bad_row`` is a callable: it is then given each malformed line's number and error, and
+the line is left out (the chunks hold the other rows, ``chunk_size`` of them but the last).
 """
 import bisect
 import itertools
@@ -56,8 +58,10 @@ def _new_info():
     return info
 
 
-def _fix_slow(buf, slow, n, X, y, name, line_base):
-    """Parse the slow tokens with Python's float and store them; raise on non-numbers."""
+def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None):
+    """Parse the slow tokens with Python's float and store them; raise on non-numbers, or,
+    with ``bad`` (a dict), record ``bad[row] = (line, error)`` for the first non-number of
+    each row and go on."""
     for k in range(n):
         s, e, r, c, ln = (int(v) for v in slow[k])
         tok = buf[s:e]
@@ -79,10 +83,14 @@ def _fix_slow(buf, slow, n, X, y, name, line_base):
                 hint = (" It has a decimal comma: numbers need a decimal point. Export the "
                         "file with '.' as the decimal mark, or replace every ',' by '.' "
                         "(e.g. tr , . < IN > OUT).")
-            raise ValueError(
+            exc = ValueError(
                 f"{name}, line {line_base + ln + 1}: {what} "
                 f"{tok.decode('utf-8', 'replace')!r} is not {kind}.{hint}"
             )
+            if bad is None:
+                raise exc
+            bad.setdefault(r, (line_base + ln + 1, exc))
+            continue
         if c < 0:
             y[r] = v
         else:
@@ -96,6 +104,52 @@ _NO_QUOTES = ("Quoted fields are not supported (a field ends at the next delimit
 
 def _quoted(tok):
     return len(tok) >= 2 and tok[0] == tok[-1] and tok[0] in "\"'"
+
+
+def _skip_bad(err, info, r0, bad, line_base, labels, label_check, on_bad_row, X, y, row_line,
+              zero):
+    """``on_bad_row`` mode, after one call of a compiled parser that filled rows ``r0`` to
+    ``info[I_ROWS]`` and, when ``err`` (its error) is given, stopped at a malformed line:
+    report the rows refused (``bad``: ``{row: (line, error)}``, the failing line, and the
+    labels ``label_check`` refuses) to ``on_bad_row`` in line order, and remove them from the
+    rows (zeroing the rows freed when ``zero``). Returns (end of the rows kept, their string
+    labels or None)."""
+    r1 = int(info[_k.I_ROWS])
+    events = []
+    if err is not None:    # a non-number on that line came first, as when raising
+        events.append(bad.pop(r1, (line_base + int(info[_k.I_ERRLINE]) + 1, err)))
+    if label_check is not None and r1 > r0:
+        vals = np.asarray(labels) if labels is not None else y[r0:r1]
+        for k, exc in label_check(vals, line_base + row_line[r0:r1] + 1):
+            bad.setdefault(r0 + k, (line_base + int(row_line[r0 + k]) + 1, exc))
+    if not bad and not events:
+        return r1, labels
+    events.extend(bad.values())
+    events.sort(key=lambda e: e[0])
+    for line, exc in events:
+        on_bad_row(line, exc)
+    m = r1
+    if bad:
+        keep = np.ones(r1 - r0, dtype=bool)
+        keep[np.array(sorted(bad), dtype=np.int64) - r0] = False
+        m = r0 + int(keep.sum())
+        X[r0:m] = X[r0:r1][keep]
+        y[r0:m] = y[r0:r1][keep]
+        row_line[r0:m] = row_line[r0:r1][keep]
+        if labels is not None:
+            labels = [lab for lab, k in zip(labels, keep.tolist()) if k]
+    if zero:               # LIBSVM rows are zero-filled: clear what the bad rows wrote
+        X[m:min(r1 + 1, X.shape[0])] = 0.0
+    return m, labels
+
+
+def _check_on_bad_row(on_bad_row):
+    if on_bad_row == "error":
+        return None
+    if not callable(on_bad_row):
+        raise TypeError(f"on_bad_row must be 'error' or a callable f(line, error), got "
+                        f"{on_bad_row!r}.")
+    return on_bad_row
 
 
 def _token(buf, info):
@@ -167,7 +221,7 @@ class RowLines:
 
 # --------------------------------------------------------------------------- LIBSVM
 def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="auto",
-                indexing=None, row_lines=None):
+                indexing=None, row_lines=None, on_bad_row="error", _label_check=None):
     """Stream a LIBSVM/svmlight file as dense chunks.
 
     Each line is ``label [qid:n] index:value index:value ... [# comment]`` with strictly
@@ -201,6 +255,13 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
     row_lines : RowLines or None, default=None
         When given, it records the line of each row as the rows are read, so that a
         problem found later in a row (e.g. a label a model does not know) can name its line.
+    on_bad_row : 'error' or callable, default='error'
+        What a malformed line does: ``'error'`` raises the ``ValueError`` described below;
+        a callable is called as ``on_bad_row(line, error)`` with the 1-based line number and
+        that ``ValueError``, the line is left out (as if it were not in the file) and reading
+        goes on. Problems that are not a line's (a file that cannot be read) still raise.
+        The number of features and the index base inferred from the file (``n_features=None``,
+        ``zero_based='auto'``) count the indices of every line, left-out ones included.
 
     Yields
     ------
@@ -234,8 +295,9 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
     _check_exists(path_or_file)
     _check_row_lines(row_lines)
+    on_bad_row = _check_on_bad_row(on_bad_row)
     return _libsvm_chunks(path_or_file, n_features, chunk_size, zero_based, indexing,
-                          row_lines)
+                          row_lines, on_bad_row, _label_check)
 
 
 def _check_row_lines(row_lines):
@@ -244,7 +306,8 @@ def _check_row_lines(row_lines):
                         f"{type(row_lines).__name__}.")
 
 
-def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_lines=None):
+def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_lines=None,
+                   on_bad_row=None, label_check=None):
     stream, close, name, reopen = open_source(src)
     try:
         offset = None if zero_based == "auto" else (0 if zero_based else 1)
@@ -286,12 +349,13 @@ def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_l
         if indexing is not None:
             indexing["zero_based"] = offset == 0
         yield from _libsvm_parse(blocks, n_cols, offset, chunk_size, name, inferred, offset_from,
-                                 row_lines)
+                                 row_lines, on_bad_row, label_check)
     finally:
         close()
 
 
-def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, row_lines):
+def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, row_lines,
+                  on_bad_row=None, label_check=None):
     X = np.zeros((chunk_size, d))
     y = np.zeros(chunk_size)
     row_line = np.zeros(chunk_size, dtype=np.int64)
@@ -306,14 +370,27 @@ def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, ro
             info[_k.I_NSLOW] = 0
             r0 = row
             st = _k.parse_libsvm(arr, pos, end, X, y, row, offset, True, slow, row_line, info)
-            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
-            if st >= 10:
-                raise _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_from)
+            if on_bad_row is None:
+                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
+                if st >= 10:
+                    raise _libsvm_error(st, buf, info, name, line_base, d, offset, inferred,
+                                        offset_from)
+                r1 = int(info[_k.I_ROWS])
+            else:
+                bad = {}
+                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad)
+                err = None if st < 10 else _libsvm_error(st, buf, info, name, line_base, d,
+                                                         offset, inferred, offset_from)
+                r1, _ = _skip_bad(err, info, r0, bad, line_base, None, label_check,
+                                  on_bad_row, X, y, row_line, True)
             if row_lines is not None:
-                row_lines._add(line_base + row_line[r0:int(info[_k.I_ROWS])])
+                row_lines._add(line_base + row_line[r0:r1])
             line_base += int(info[_k.I_LINES])
             pos = int(info[_k.I_POS])
-            row = int(info[_k.I_ROWS])
+            if st >= 10:           # skipped: go on after the bad line
+                pos = buf.index(b"\n", pos) + 1
+                line_base += 1
+            row = r1
             if row == chunk_size:
                 yield X, y
                 X = np.zeros((chunk_size, d))
@@ -450,7 +527,7 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
 
 
 def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
-             label_type="numeric", row_lines=None):
+             label_type="numeric", row_lines=None, on_bad_row="error", _label_check=None):
     """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
 
     All columns except the label must be numbers; there is no quoting and no missing-value
@@ -491,6 +568,11 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         see ``header``), else numbers.
     row_lines : RowLines or None, default=None
         As in :func:`read_libsvm`: records the line of each row.
+    on_bad_row : 'error' or callable, default='error'
+        As in :func:`read_libsvm`: a callable is told of each malformed data line (a field
+        that is not a finite number, another number of fields, an empty or quoted field),
+        which is left out. The first non-blank line still decides the delimiter, the header
+        and the number of fields; a bad label column or header still raises.
 
     Yields
     ------
@@ -532,11 +614,13 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         raise ValueError("label_column given by name needs a header line; pass header=True or 'auto'.")
     _check_row_lines(row_lines)
     _check_exists(path_or_file)
+    on_bad_row = _check_on_bad_row(on_bad_row)
     return _csv_chunks(path_or_file, label_column, delimiter, header, chunk_size, label_type,
-                       row_lines)
+                       row_lines, on_bad_row, _label_check)
 
 
-def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, row_lines=None):
+def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, row_lines=None,
+                on_bad_row=None, label_check=None):
     stream, close, name, _ = open_source(src)
     try:
         raw_blocks = line_blocks(stream, name)
@@ -597,15 +681,17 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
         blocks = itertools.chain([(buf, start, end)], ((b, 0, e) for b, e in raw_blocks))
         dbyte = -1 if delim is None else ord(delim)
         yield from _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
-                              line_base, delim, row_lines)
+                              line_base, delim, row_lines, on_bad_row, label_check)
     finally:
         close()
 
 
 def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name, line_base,
-               delim, row_lines):
+               delim, row_lines, on_bad_row=None, label_check=None):
     d = n_tokens - (1 if label_col >= 0 else 0)
     str_labels = label_type == "str" and label_col >= 0
+    if label_col < 0:
+        label_check = None                 # no labels to check
     X = np.empty((chunk_size, d))
     y = np.zeros(chunk_size)
     labels = []
@@ -625,23 +711,37 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
             r0 = row
             st = _k.parse_delimited(arr, pos, end, dbyte, n_tokens, label_col, X, y, span, row,
                                     slow, row_line, info)
-            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
-            if st >= 10:
+            bad = None if on_bad_row is None else {}
+            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad)
+            if st >= 10 and bad is None:
                 raise _csv_error(st, buf, info, name, line_base, n_tokens, delim)
-            if row_lines is not None:
-                row_lines._add(line_base + row_line[r0:int(info[_k.I_ROWS])])
+            r1 = int(info[_k.I_ROWS])
+            new = None
             if str_labels:
-                new = [buf[s:e].decode("utf-8", "replace")
-                       for s, e in span[r0:int(info[_k.I_ROWS])].tolist()]
+                new = [buf[s:e].decode("utf-8", "replace") for s, e in span[r0:r1].tolist()]
                 for k, lab in enumerate(new):
                     if _quoted(lab):
-                        raise ValueError(
-                            f"{name}, line {line_base + int(row_line[r0 + k]) + 1}: label "
-                            f"{lab!r} is in quotes. {_NO_QUOTES}")
+                        line = line_base + int(row_line[r0 + k]) + 1
+                        exc = ValueError(f"{name}, line {line}: label {lab!r} is in quotes. "
+                                         f"{_NO_QUOTES}")
+                        if bad is None:
+                            raise exc
+                        bad.setdefault(r0 + k, (line, exc))
+            if bad is not None:
+                err = None if st < 10 else _csv_error(st, buf, info, name, line_base,
+                                                      n_tokens, delim)
+                r1, new = _skip_bad(err, info, r0, bad, line_base, new, label_check,
+                                    on_bad_row, X, y, row_line, False)
+            if row_lines is not None:
+                row_lines._add(line_base + row_line[r0:r1])
+            if str_labels:
                 labels.extend(new)
             line_base += int(info[_k.I_LINES])
             pos = int(info[_k.I_POS])
-            row = int(info[_k.I_ROWS])
+            if st >= 10:           # skipped: go on after the bad line
+                pos = buf.index(b"\n", pos) + 1
+                line_base += 1
+            row = r1
             if row == chunk_size:
                 yield X, (np.array(labels) if str_labels else (y if label_col >= 0 else None))
                 X = np.empty((chunk_size, d))
