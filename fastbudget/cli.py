@@ -403,7 +403,7 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         label, delim = _csv_options(args, csv_options, n_features)
         if indexing is not None:          # how the columns were read, kept beside the model
             indexing["csv"] = {"label_column": label, "delimiter": delim}
-        header = {"auto": "auto", "yes": True, "no": False}[getattr(args, "header", "auto")]
+        header = _YES_NO_AUTO[getattr(args, "header", "auto")]
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
                           delimiter=delim, header=header, row_lines=row_lines,
                           **_skipping(args))
@@ -421,7 +421,7 @@ def _skipping(args):
     return {"on_bad_row": bad, "_label_check": bad.check_labels}
 
 
-_ZERO_BASED = {"auto": "auto", "yes": True, "no": False}
+_YES_NO_AUTO = {"auto": "auto", "yes": True, "no": False}   # --header, --zero-based
 
 
 def _libsvm_options(args, n_features, zero_based):
@@ -437,7 +437,7 @@ def _libsvm_options(args, n_features, zero_based):
         n_features = given
     given = getattr(args, "zero_based", None)
     if given is not None:
-        want = _ZERO_BASED[given]
+        want = _YES_NO_AUTO[given]
         if zero_based != "auto" and want != zero_based:
             _warn(f"--zero-based {given}, but the model's training file had "
                   f"{'zero' if zero_based else 'one'}-based indices (recorded in "
@@ -662,10 +662,9 @@ class Scaler:
                "csv_delimiter": None if self.csv is None else self.csv["delimiter"]}
         if self.mean is not None:
             doc.update(mean=self.mean.tolist(), scale=self.scale.tolist())
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
+        from .persist import atomic_file
+        with atomic_file(path, "w") as f:
             json.dump(doc, f)
-        os.replace(tmp, path)
         return path
 
     @classmethod
@@ -1044,34 +1043,6 @@ def _check_not_input(path, option, inputs):
                            f"the {what}. Give another output file.")
 
 
-class _AtomicText:
-    """A text file written under a temporary name in its directory and renamed to ``path``
-    by ``commit()``: a reader (and the user after an error) sees the previous file or the
-    complete new one, never a part. ``discard()`` removes the temporary file."""
-
-    def __init__(self, path):
-        import tempfile
-        self.path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(dir=directory, suffix=".tmp",
-                                        prefix="." + os.path.basename(self.path) + ".")
-        self.file = os.fdopen(fd, "w")
-
-    def write(self, text):
-        return self.file.write(text)
-
-    def commit(self):
-        from .persist import _file_mode
-        self.file.close()
-        os.chmod(self.tmp, _file_mode(self.path))
-        os.replace(self.tmp, self.path)
-
-    def discard(self):
-        self.file.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.tmp)
-
-
 def _save(model, scaler, out):
     """Save the model and its scaler sidecar; a model whose sidecar was missing when it was
     loaded gets none (one would say 'no standardisation' and silence the note of every
@@ -1247,23 +1218,19 @@ def cmd_predict(args):
             ("model's scaler file", args.model + SCALER_SUFFIX)])
     model, scaler = load_model(args.model)
     chunks, desc, total = _model_chunks(args, model, scaler)
-    out = _AtomicText(args.output) if to_file else sys.stdout
-    try:
-        with progress(total, "predict", quiet=args.quiet) as bar:
-            for X, _y in chunks:
-                if args.scores:
-                    s = np.asarray(model.decision_function(X))
-                    rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in s)
-                else:
-                    rows = (_labels_fmt(v) for v in model.predict(X))
-                out.write("\n".join(rows) + "\n")
-                bar.update(X.shape[0])
-    except BaseException:
-        if to_file:
-            out.discard()         # the previous file (if any) stays as it was
-        raise
-    if to_file:
-        out.commit()
+    from .persist import atomic_file
+    # a file is written under a temporary name and renamed at the end: after an error
+    # the previous file (if any) stays as it was
+    with (atomic_file(args.output, "w") if to_file else contextlib.nullcontext(sys.stdout)) \
+            as out, progress(total, "predict", quiet=args.quiet) as bar:
+        for X, _y in chunks:
+            if args.scores:
+                s = np.asarray(model.decision_function(X))
+                rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in s)
+            else:
+                rows = (_labels_fmt(v) for v in model.predict(X))
+            out.write("\n".join(rows) + "\n")
+            bar.update(X.shape[0])
     return 0
 
 

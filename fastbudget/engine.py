@@ -117,6 +117,56 @@ def state_kkt_residual(st):
             np.copyto(a, b)
 
 
+def _run_retried(st, snap, fn, *args):
+    """``fn(st, *args)``, and once more on a rebuilt R if it fails; on a second failure
+    ``st`` is restored to ``snap``. Returns the status."""
+    status = fn(st, *args)
+    if status == ad.OK:
+        return status
+    restore_state(st, snap)
+    ad.rebuild(st)
+    status = fn(st, *args)
+    if status != ad.OK:
+        restore_state(st, snap)
+    return status
+
+
+def relearn_state(st, snap, slots, weights, mu):
+    """Last resort of a failed update: learn the examples of ``slots`` (with ``weights``,
+    at margin target ``mu``) again from an empty model (``adiabatic.relearn``), in reversed
+    slot order and then in seeded random orders, ``RELEARN_ORDERS`` in all. True on success
+    (certified); otherwise ``st`` is restored to ``snap`` and False returned."""
+    slots = np.ascontiguousarray(slots, dtype=np.int64)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    for attempt in range(RELEARN_ORDERS):
+        perm = (np.arange(slots.size)[::-1] if attempt == 0
+                else np.random.default_rng(attempt).permutation(slots.size))
+        if ad.relearn(st, slots[perm], weights[perm], float(mu)) == ad.OK:
+            return True
+        restore_state(st, snap)
+    return False
+
+
+def set_C_state(st, C, what="Changing C"):
+    """Move the SVM held in ``st`` to ``C`` along the exact path (``adiabatic.set_C``),
+    with the engine's fallbacks: retried on a rebuilt R, then the live examples relearned
+    from an empty model at ``C``; raises NumericalError with ``st`` unchanged when all
+    fail. Shared by :meth:`IncrementalEngine.set_C` and the learners that hold a bare
+    engine state (Span, SV-incremental)."""
+    snap = snapshot_state(st)
+    status = _run_retried(st, snap, ad.set_C, float(C))
+    if status == ad.OK:
+        return
+    live = np.flatnonzero(st.status != ad.FREE)
+    if relearn_state(st, snap, live, st.wt[live].copy(), st.fs[ad.F_C] / C):
+        return
+    raise NumericalError(
+        f"{what} to {C!r} failed: {_MESSAGES.get(status, status)}; R was rebuilt and the path "
+        f"retried, then the model relearned from scratch in {RELEARN_ORDERS} orders. The "
+        "model is unchanged. Near-duplicate examples with a very wide kernel are the usual "
+        "cause: lower gamma or C, or drop duplicates.")
+
+
 class IncrementalEngine:
     """Exact SVM that learns and unlearns one weighted example at a time.
 
@@ -161,16 +211,10 @@ class IncrementalEngine:
         certificate (``adiabatic._certify``), so an ill-conditioned path that ends with the
         KT conditions violated counts as a failure too and cannot end silently wrong."""
         snap = self.snapshot()
-        status = fn(self.st, *args)
+        status = _run_retried(self.st, snap, fn, *args)
         if status == ad.OK:
             return
-        self.restore(snap)
-        ad.rebuild(self.st)
-        status = fn(self.st, *args)
-        if status == ad.OK:
-            return
-        self.restore(snap)
-        if target is not None and self._relearn(snap, *target()):
+        if target is not None and relearn_state(self.st, snap, *target()):
             return
         raise NumericalError(
             f"Exact SVM update failed: {_MESSAGES.get(status, status)}; R was rebuilt and the "
@@ -179,15 +223,15 @@ class IncrementalEngine:
             "usual cause: lower gamma or C, or drop duplicates."
         )
 
-    def _target(self, add=None, drop=None, weight=None, C=None):
+    def _target(self, add=None, drop=None, weight=None):
         """The examples an operation should end with, as ``(slots, weights, mu)`` for
-        :meth:`_relearn`, read from the state before it: every live slot with its weight,
-        plus ``add = (slots, X, y, w)`` (the points are written into those free slots),
-        without slot ``drop``, with ``weight = (slot, w)``, at ``C`` (mu = C0 / C)."""
+        :func:`relearn_state`, read from the state before it: every live slot with its
+        weight, plus ``add = (slots, X, y, w)`` (the points are written into those free
+        slots), without slot ``drop``, with ``weight = (slot, w)``."""
         st = self.st
         live = np.flatnonzero(st.status != ad.FREE)
         wts = st.wt[live].copy()
-        mu = st.fs[ad.F_MU] if C is None else st.fs[ad.F_C] / C
+        mu = st.fs[ad.F_MU]
         if drop is not None:
             keep = live != drop
             live, wts = live[keep], wts[keep]
@@ -200,22 +244,6 @@ class IncrementalEngine:
             live = np.concatenate([live, c])
             wts = np.concatenate([wts, w])
         return live, wts, mu
-
-    def _relearn(self, snap, slots, weights, mu):
-        """Last resort of a failed update: learn the examples of ``slots`` (with
-        ``weights``, at margin target ``mu``) again from an empty model
-        (``adiabatic.relearn``), in reversed slot order and then in seeded random orders,
-        ``RELEARN_ORDERS`` in all. True on success (certified); otherwise the engine is
-        restored to ``snap`` and False returned."""
-        slots = np.ascontiguousarray(slots, dtype=np.int64)
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
-        for attempt in range(RELEARN_ORDERS):
-            perm = (np.arange(slots.size)[::-1] if attempt == 0
-                    else np.random.default_rng(attempt).permutation(slots.size))
-            if ad.relearn(self.st, slots[perm], weights[perm], float(mu)) == ad.OK:
-                return True
-            self.restore(snap)
-        return False
 
     def add_batch(self, X, y, weight):
         """Learn the rows of X in order inside one compiled call; returns their slots.
@@ -260,7 +288,7 @@ class IncrementalEngine:
             fresh = True
         self.restore(snap)
         free = np.flatnonzero(st.status == ad.FREE)[:n]   # the slots add_batch would take
-        if self._relearn(snap, *self._target(add=(free, X, y, weight))):
+        if relearn_state(st, snap, *self._target(add=(free, X, y, weight))):
             slots[:] = free
             return slots
         raise NumericalError(
@@ -311,7 +339,7 @@ class IncrementalEngine:
         """Change C exactly along the regularisation path."""
         if not (np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number; got {C!r}.")
-        self._run(ad.set_C, float(C), target=lambda: self._target(C=float(C)))
+        set_C_state(self.st, float(C))
 
     def loo(self, slot):
         """Exact leave-one-out margin ``y f_{-slot}(x_slot)`` (negative: LOO error)."""

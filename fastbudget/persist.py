@@ -22,6 +22,7 @@ file or the new one, never a mixture.
 """
 import hashlib
 import importlib
+import contextlib
 import json
 import math
 import os
@@ -309,17 +310,19 @@ def _file_mode(path):
         return 0o666 & ~mask
 
 
-def save_model(est, path):
-    """Write ``est`` to ``path`` atomically; see the module docstring and docs/format.md."""
-    arrays, scalars = _collect(est)
-    meta = _metadata(est, arrays, scalars)
-    blob = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+@contextlib.contextmanager
+def atomic_file(path, mode="wb"):
+    """Open a temporary file beside ``path`` for writing; on a normal exit it is flushed to
+    disk, given ``path``'s permissions (``_file_mode``) and renamed to ``path``; on an
+    exception it is removed and ``path`` is left as it was. A reader sees the previous file
+    or the complete new one, never a part. Used for models, scaler sidecars and the
+    command line's prediction files."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **{METADATA_KEY: blob}, **arrays)
+        with os.fdopen(fd, mode) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, _file_mode(path))
@@ -338,6 +341,15 @@ def save_model(est, path):
             os.close(dfd)
     except OSError:
         pass
+
+
+def save_model(est, path):
+    """Write ``est`` to ``path`` atomically; see the module docstring and docs/format.md."""
+    arrays, scalars = _collect(est)
+    meta = _metadata(est, arrays, scalars)
+    blob = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    with atomic_file(path) as fh:
+        np.savez(fh, **{METADATA_KEY: blob}, **arrays)
 
 
 # ---------------------------------------------------------------------- load

@@ -270,10 +270,11 @@ def test_memory_never_exceeds_the_budget(drift, seed):
 
 
 def test_a_change_of_C_that_fails_raises_and_leaves_the_model_unchanged(monkeypatch):
-    """C may change between chunks (exact path). When that path fails, also on a rebuilt
-    R, partial_fit raises NumericalError and the model is as before; the status used to
-    be ignored, so the chunk was learned on a half-moved model."""
-    from fastbudget.engine import NumericalError
+    """C may change between chunks (exact path, with the engine's fallbacks:
+    ``engine.set_C_state``). When that path fails, also on a rebuilt R and when relearned
+    from an empty model, partial_fit raises NumericalError and the model is as before; the
+    status used to be ignored, so the chunk was learned on a half-moved model."""
+    from fastbudget.engine import RELEARN_ORDERS, NumericalError
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(120, 2))
@@ -288,12 +289,42 @@ def test_a_change_of_C_that_fails_raises_and_leaves_the_model_unchanged(monkeypa
         real(st, C)
         return ad.KT_VIOLATED
 
+    real_relearn = ad.relearn
+    relearns = []
+
+    def relearn_failing(st, order, w, mu):     # every order of the last resort fails too
+        relearns.append(real_relearn(st, order, w, mu))
+        return ad.KT_VIOLATED
+
     monkeypatch.setattr(ad, "set_C", failing)
+    monkeypatch.setattr(ad, "relearn", relearn_failing)
     clf.set_params(C=10.0)
     with pytest.raises(NumericalError, match="Changing C to 10.0 failed"):
         clf.partial_fit(X[60:], y[60:])
     assert calls == [10.0, 10.0]
+    assert len(relearns) == RELEARN_ORDERS
     assert_same_state(model_state(clf), before)
     monkeypatch.undo()
     clf.partial_fit(X[60:], y[60:])
     assert clf.C_ == pytest.approx(10.0)
+
+
+def test_a_change_of_C_whose_path_fails_is_relearned(monkeypatch):
+    """The same failing path, with the last resort working: the model is the exact SVM at
+    the new C (Span shares ``engine.set_C_state`` with IncrementalEngine)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    clf = SpanBudgetClassifier(budget=15, C=1.0, gamma=GAMMA).fit(X[:60], y[:60])
+    ref = SpanBudgetClassifier(budget=15, C=1.0, gamma=GAMMA).fit(X[:60], y[:60])
+    real = ad.set_C
+    monkeypatch.setattr(ad, "set_C", lambda st, C: (real(st, C), ad.KT_VIOLATED)[1])
+    clf.set_params(C=10.0)
+    clf.partial_fit(X[60:61], y[60:61])
+    monkeypatch.undo()
+    ref.set_params(C=10.0)
+    ref.partial_fit(X[60:61], y[60:61])
+    assert clf.C_ == pytest.approx(10.0)
+    assert clf.kkt_residual() <= 1e-9
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X),
+                               atol=1e-8 * np.abs(ref.decision_function(X)).max())

@@ -743,10 +743,9 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._validate_kernel()
         self._validate_budget()
         self._check_param("C", self.C, low=0.0)
-        if isinstance(self.random_state, (bool, np.bool_)):
-            raise ValueError(f"random_state must be None, a non-negative int or a numpy "
-                             f"Generator; got {self.random_state!r}.")
         try:
+            if isinstance(self.random_state, (bool, np.bool_)):
+                raise TypeError("a bool is not a seed")
             np.random.default_rng(self.random_state)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"random_state must be None, a non-negative int or a numpy "

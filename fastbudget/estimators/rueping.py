@@ -6,7 +6,8 @@ import numpy as np
 
 from ..base import BudgetClassifier
 from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma,
-                      restore_state, snapshot_state, state_decision, state_kkt_residual)
+                      restore_state, set_C_state, snapshot_state, state_decision,
+                      state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 
@@ -184,9 +185,7 @@ class SVIncrementalClassifier(BudgetClassifier):
             self._allocate(X)
         st = self._st
         if float(self.C) != float(st.fs[ad.F_C] / st.fs[ad.F_MU]):
-            s = ad.set_C(st, float(self.C))
-            if s != ad.OK:
-                raise NumericalError(f"Changing C failed: {_MESSAGES.get(s, s)}; model unchanged.")
+            set_C_state(st, float(self.C))   # exact path; fallbacks as the engine's
         n_sv = int(np.count_nonzero((st.status != ad.FREE) & (st.alpha > 0)))
         need = n_sv + X.shape[0]
         if need > self._cap:

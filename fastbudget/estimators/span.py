@@ -3,7 +3,7 @@ import numpy as np
 
 from ..base import BudgetClassifier
 from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
-                      snapshot_state, state_decision, state_kkt_residual)
+                      set_C_state, snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 
@@ -129,7 +129,7 @@ class SpanBudgetClassifier(BudgetClassifier):
             self._allocate(X)
         st = self._st
         if float(self.C) != self.C_:
-            self._set_C(st, float(self.C))
+            set_C_state(st, float(self.C))   # exact path; fallbacks as the engine's
         policy = _POLICIES[self.policy]
         wk = self._wk
         snap = snapshot_state(st)
@@ -150,24 +150,6 @@ class SpanBudgetClassifier(BudgetClassifier):
             f"{_MESSAGES.get(status, status)}; R was rebuilt and the chunk retried once. The "
             "model is unchanged (the chunk was not learned). Near-duplicate examples with a "
             "very wide kernel are the usual cause: lower gamma or C.")
-
-    @staticmethod
-    def _set_C(st, C):
-        """Move the model to C along the exact path (retried once on a rebuilt R); raises
-        NumericalError when it fails (``partial_fit``'s transaction then restores the
-        model)."""
-        snap = snapshot_state(st)
-        status = ad.set_C(st, C)
-        if status != ad.OK:
-            restore_state(st, snap)
-            ad.rebuild(st)
-            status = ad.set_C(st, C)
-        if status != ad.OK:
-            restore_state(st, snap)
-            raise NumericalError(
-                f"Changing C to {C!r} failed: {_MESSAGES.get(status, status)}; R was rebuilt "
-                "and the path retried once. The model is unchanged. Near-duplicate examples "
-                "with a very wide kernel are the usual cause: lower gamma or C.")
 
     @property
     def C_(self):
