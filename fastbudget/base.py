@@ -173,6 +173,18 @@ def _check_kernel_range(X, name="X"):
     return X
 
 
+def _sv_by_class(idx, positive):
+    """Support vectors laid out as scikit-learn's ``SVC`` lays out a binary model: ``idx``
+    reordered with those of ``classes_[0]`` (``positive`` False) first, then those of
+    ``classes_[1]``, each group in storage order; and ``n_support_``, the two counts
+    (int32, shape (2,))."""
+    idx = np.asarray(idx)
+    positive = np.asarray(positive, dtype=bool)
+    order = np.concatenate([idx[~positive], idx[positive]])
+    n_pos = int(np.count_nonzero(positive))
+    return order, np.array([positive.size - n_pos, n_pos], dtype=np.int32)
+
+
 def _feature_names(X):
     """Column names of a table ``X`` as an object ndarray, or None.
 
@@ -766,9 +778,9 @@ class BudgetClassifier:
                 or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
                 or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
                 or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
-                or not 0.0 <= sample_weight < np.inf or not math.isfinite(x @ x)):
+                or not 0.0 <= sample_weight < np.inf or not math.isfinite(x.dot(x))):
             return None
-        # (x @ x is finite iff every value is and the squares do not overflow, which the
+        # (x.dot(x) is finite iff every value is and the squares do not overflow, which the
         # general validation refuses too; it costs half of np.isfinite(x).all(). A label of
         # another type compares unequal to both classes, as do NaN and a continuous value:
         # None, and the general validation says why.)

@@ -36,7 +36,7 @@ def isolated(clf, gamma, kmax=0.05):
 
 def line(clf, gamma, Xb, yb):
     w = clf.twin_weights_.sum(1)
-    return (f"acc {100 * clf.score(Xb, yb):6.2f}  b {clf.intercept_:6.2f}  C_eff {clf.C_eff_:7.2f}  "
+    return (f"acc {100 * clf.score(Xb, yb):6.2f}  b {clf.intercept_[0]:6.2f}  C_eff {clf.C_eff_:7.2f}  "
             f"isolated twins {isolated(clf, gamma):3d}  weight-1 twins {int((w == 1).sum()):3d}  "
             f"accepted {clf.n_accepted_}  merges {clf.n_merges_}  removed {clf.n_removed_}")
 

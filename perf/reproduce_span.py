@@ -91,7 +91,7 @@ def run(names, budgets, seeds):
                 for p in err:
                     clf = learner(B, p).fit(X, y)
                     err[p][si, bi] = 1 - clf.score(Xt, yt)
-                    sv[p][si, bi] = clf.n_support_
+                    sv[p][si, bi] = clf.n_support_.sum()
         res[name] = dict(full_err=np.array(full_err), full_sv=np.array(full_sv), err=err, sv=sv)
         print(name, "full", np.mean(full_err), np.mean(full_sv),
               {p: np.round(err[p].mean(0), 3).tolist() for p in err}, flush=True)

@@ -63,8 +63,8 @@ def test_forgetron_matches_reference_step_by_step(rng):
     for t in range(X.shape[0]):
         clf.partial_fit(X[t:t + 1], y[t:t + 1], classes=[-1.0, 1.0])
         h = hist[t]
-        # oldest first: the ring buffer starts at head once full
-        n = clf.n_support_
+        # oldest first: the ring buffer starts at head once full (storage order)
+        n = int(clf._istate[0])
         head = int(clf._istate[1])
         order = [(head + i) % n for i in range(n)] if n == B else list(range(n))
         got_t = clf._sv_t[order]
@@ -104,7 +104,7 @@ def test_forgetron_invariant_Q_bounded_by_mistakes(rng):
     for chunk in np.array_split(np.arange(3000), 30):
         clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
         assert clf.Q_ <= 15.0 / 32.0 * clf.n_mistakes_ + 1e-9
-        assert clf.n_support_ <= 20
+        assert clf.n_support_.sum() <= 20
         assert np.all(np.abs(clf.dual_coef_) <= 1.0 + 1e-12)
 
 
@@ -114,7 +114,7 @@ def test_kernel_perceptron_budget_oldest_removal_matches_reference(rng):
     K = ref.kernel("rbf", gamma=0.7)
     want = ref.kernel_perceptron(X, y, K, budget=10)
     clf = PerceptronClassifier(budget=10, kernel="rbf", gamma=0.7).fit(X, y)
-    n = clf.n_support_
+    n = int(clf._istate[0])
     head = int(clf._istate[1])
     order = [(head + i) % n for i in range(n)]
     assert clf._sv_t[order].tolist() == [t for t, _ in want]
@@ -128,8 +128,9 @@ def test_kernel_perceptron_unbounded_and_poly_match_reference(rng):
     clf = PerceptronClassifier(kernel="poly", gamma=0.5, degree=2, coef0=1.0)
     for chunk in np.array_split(np.arange(250), 7):  # capacity grows between chunks
         clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
-    assert clf._sv_t[: clf.n_support_].tolist() == [t for t, _ in want]
-    np.testing.assert_array_equal(clf.dual_coef_, [c for _, c in want])
+    n = int(clf._istate[0])
+    assert clf._sv_t[:n].tolist() == [t for t, _ in want]
+    np.testing.assert_array_equal(clf._coef[:n], [c for _, c in want])
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -137,8 +138,8 @@ def test_linear_perceptron_matches_reference(rng, fit_intercept):
     X, y = _linear(500, rng)
     w, b = ref.linear_perceptron(X, y, fit_intercept)
     clf = PerceptronClassifier(fit_intercept=fit_intercept).fit(X, y)
-    np.testing.assert_allclose(clf.coef_, w, rtol=1e-12, atol=1e-12)
-    assert clf.intercept_ == pytest.approx(b)
+    np.testing.assert_allclose(clf.coef_[0], w, rtol=1e-12, atol=1e-12)
+    assert clf.intercept_[0] == pytest.approx(b)
 
 
 # ---------------------------------------------------------------------------- Pegasos
@@ -149,15 +150,15 @@ def test_pegasos_matches_reference_across_chunks(rng, k, fit_intercept):
     lam = 1e-2
     w, b, norms = ref.pegasos(X, y, lam, k, fit_intercept, flush=True)
     clf = PegasosClassifier(lambda_=lam, k=k, fit_intercept=fit_intercept).fit(X, y)
-    np.testing.assert_allclose(clf.coef_, w, rtol=1e-10, atol=1e-12)
-    assert clf.intercept_ == pytest.approx(b, rel=1e-10, abs=1e-12)
+    np.testing.assert_allclose(clf.coef_[0], w, rtol=1e-10, atol=1e-12)
+    assert clf.intercept_[0] == pytest.approx(b, rel=1e-10, abs=1e-12)
     assert clf.n_steps_ == len(norms)
     # partial_fit in odd-sized chunks keeps the blocks contiguous: same model before flush
     w2, b2, _ = ref.pegasos(X, y, lam, k, fit_intercept, flush=False)
     inc = PegasosClassifier(lambda_=lam, k=k, fit_intercept=fit_intercept)
     for chunk in np.array_split(np.arange(403), 13):
         inc.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
-    np.testing.assert_allclose(inc.coef_, w2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(inc.coef_[0], w2, rtol=1e-10, atol=1e-12)
     inc.flush()
     np.testing.assert_allclose(inc.coef_, clf.coef_, rtol=1e-12, atol=1e-14)
 
@@ -171,7 +172,7 @@ def test_pegasos_norm_projection_active_and_respected(rng):
     clf = PegasosClassifier(lambda_=lam, k=1)
     for i in range(200):
         clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1.0, 1.0])
-        nrm = np.hypot(np.linalg.norm(clf.coef_), clf.intercept_)
+        nrm = np.hypot(np.linalg.norm(clf.coef_), clf.intercept_[0])
         assert nrm <= radius * (1 + 1e-12)
 
 
@@ -192,7 +193,7 @@ def test_bsgd_matches_reference(rng, maintenance):
     fw = np.array([sum(a * K(xs, x) for xs, a in zip(Xw, aw)) for x in T])
     tol = 1e-4 if maintenance == "merging" else 1e-8   # merging: h to the search tolerance
     np.testing.assert_allclose(clf.decision_function(T), fw, rtol=tol, atol=tol * np.abs(fw).max())
-    assert clf.n_support_ == len(want)
+    assert clf.n_support_.sum() == len(want)
 
 
 def test_merge_h_maximises_merged_weight(rng):
@@ -212,8 +213,8 @@ def test_bsgd_cached_kernel_matrix_and_coefficients(rng):
         clf = BSGDClassifier(budget=15, gamma=0.7, lambda_=1e-3, maintenance=maintenance)
         for chunk in np.array_split(np.arange(2000), 10):
             clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
-            n = clf.n_support_
-            SV = clf.support_vectors_
+            n = int(clf._istate[0])
+            SV = clf._SV[:n]                      # the cache is in storage order
             Kt = np.exp(-0.7 * ((SV[:, None, :] - SV[None, :, :]) ** 2).sum(-1))
             np.testing.assert_allclose(clf._Kc[:n, :n], Kt, rtol=1e-12, atol=1e-12)
             assert n <= 15
@@ -225,8 +226,9 @@ def test_bsgd_without_maintenance_is_kernel_pegasos(rng):
     want = ref.bsgd(X, y, ref.kernel("rbf", gamma=0.5), 1e-2, 10**6, "removal")
     clf = BSGDClassifier(budget=200, gamma=0.5, lambda_=1e-2).fit(X, y)
     assert clf.n_maintenance_ == 0
-    np.testing.assert_allclose(clf.support_vectors_, [e[0] for e in want])
-    np.testing.assert_allclose(clf.dual_coef_, [e[1] for e in want], rtol=1e-12)
+    n = int(clf._istate[0])                       # storage order
+    np.testing.assert_allclose(clf._SV[:n], [e[0] for e in want])
+    np.testing.assert_allclose(clf._coef[:n], [e[1] for e in want], rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------- invariants
@@ -241,7 +243,7 @@ def test_budget_never_exceeded(seed, B, which, chunks):
         if idx.size == 0:
             continue
         clf.partial_fit(X[idx], y[idx], classes=[-1.0, 1.0])
-        assert clf.n_support_ <= B
+        assert clf.n_support_.sum() <= B
         if not isinstance(clf, RandomBudgetClassifier):
             assert clf._SV.shape[0] <= B + 1   # state sized once by the budget
         else:
@@ -442,7 +444,8 @@ def test_random_learns_the_replacements_in_the_update_and_predicts_read_only(rng
     for a in arrays:
         a.flags.writeable = False
     assert np.array_equal(clf.decision_function(X), ref.decision_function(X))
-    assert np.array_equal(clf.dual_coef_, ref.dual_coef_) and clf.intercept_ == ref.intercept_
+    assert np.array_equal(clf.dual_coef_, ref.dual_coef_)
+    assert np.array_equal(clf.intercept_, ref.intercept_)
     assert clf.predict_one(X[0]) == ref.predict(X[:1])[0]
 
 

@@ -62,7 +62,7 @@ def test_each_batch_is_the_exact_weighted_svm(L, kernel, gamma, rng):
         assert np.abs(clf.decision_function(X) - ref_f).max() / scale < 1e-6
         # the same support vectors with the documented weights
         sv = fit["alpha"] > 0
-        assert clf.n_support_ == sv.sum()
+        assert clf.n_support_.sum() == sv.sum()
         got = sorted(zip(map(tuple, clf.support_vectors_), clf.sample_weight_))
         want = sorted(zip(map(tuple, Xa[sv]), wa[sv]))
         for (xa, wa_), (xb, wb) in zip(got, want):
@@ -76,7 +76,7 @@ def test_weights_reset_not_compound():
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=400) > 0, 1, -1)
     clf = SVIncrementalClassifier(C=1.0, kernel="linear", L=2.0, capacity=400)
     for k in range(4):
-        n_sv_before = clf.n_support_ if k else 0
+        n_sv_before = clf.n_support_.sum() if k else 0
         clf.partial_fit(X[100 * k:100 * (k + 1)], y[100 * k:100 * (k + 1)], classes=[-1, 1])
         if k:
             assert np.isclose(clf.L_, 2.0 * 100 * k / n_sv_before)

@@ -479,7 +479,8 @@ def test_prediction_leaves_state_as_is_and_works_on_read_only_state(id_, factory
         f = est.decision_function(X)
         pred = est.predict(X)
         acc = est.score(X, y)
-        for name in ("support_vectors_", "dual_coef_", "n_support_", "intercept_", "coef_"):
+        for name in ("support_vectors_", "dual_coef_", "n_support_", "intercept_", "coef_",
+                     "support_", "gamma_", "twin_vectors_", "support_index_"):
             getattr(est, name, None)
         assert [a.tobytes() for a in arrays] == raw
         assert_same_state(model_state(est), before)
@@ -757,7 +758,7 @@ def test_incremental_svc_slots_and_unfitted_views():
     from fastbudget.estimators.idsvm import IncrementalSVC
 
     est = IncrementalSVC(gamma=0.5)
-    for name in ("support_", "support_vectors_", "dual_coef_", "intercept_"):
+    for name in ("support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_"):
         with pytest.raises(NotFittedError):
             getattr(est, name)
     X, y = stream(0, n=40)

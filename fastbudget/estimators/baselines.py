@@ -12,7 +12,7 @@ width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standa
 """
 import numpy as np
 
-from ..base import BudgetClassifier
+from ..base import BudgetClassifier, _sv_by_class
 from ..engine import IncrementalEngine, resolve_gamma
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
@@ -105,31 +105,42 @@ class _StreamingMixin:
 
 
 class _KernelSVMixin:
-    """Public attributes of support-vector models stored in ``_SV`` / ``_coef``."""
+    """Public attributes of support-vector models stored in ``_SV`` / ``_coef``, laid out
+    as scikit-learn's ``SVC`` lays out a binary model: the support vectors of
+    ``classes_[0]`` (negative coefficient) first, then those of ``classes_[1]``."""
+
+    def _sv_order(self):
+        self._check_fitted()
+        n = int(self._istate[0])
+        return _sv_by_class(np.arange(n), self._coef[:n] >= 0.0)
 
     @property
     def n_support_(self):
-        """Number of live support vectors (int)."""
-        self._check_fitted()
-        return int(self._istate[0])
+        """ndarray (2,) of int32: live support vectors of each class, by the sign of their
+        coefficient (a coefficient of 0 counts with ``classes_[1]``)."""
+        return self._sv_order()[1]
 
     @property
     def support_vectors_(self):
         """ndarray (n_support, n_features): copy of the live support vectors."""
-        self._check_fitted()
-        return self._SV[: self._istate[0]].copy()
+        return self._SV[self._sv_order()[0]]
 
     @property
     def dual_coef_(self):
-        """ndarray (n_support,): signed coefficients (positive for ``classes_[1]``)."""
-        self._check_fitted()
-        return self._coef[: self._istate[0]].copy()
+        """ndarray (1, n_support): signed coefficients (positive for ``classes_[1]``)."""
+        return self._coef[self._sv_order()[0]].reshape(1, -1)
 
     @property
     def intercept_(self):
-        """0.0: these kernel learners have no bias term."""
+        """ndarray (1,) of 0.0: these kernel learners have no bias term."""
         self._check_fitted()
-        return 0.0
+        return np.zeros(1)
+
+    @property
+    def gamma_(self):
+        """The kernel's gamma, resolved at the first chunk (float)."""
+        self._check_fitted()
+        return float(self._kpar[0])
 
     def _decision(self, X):
         code, kpar = KERNEL_CODES[self.kernel], self._kpar
@@ -173,8 +184,11 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     ----------
     classes_ : ndarray (2,)
     n_features_in_ : int
-    coef_, intercept_ : primal model (``kernel='linear'``, ``budget=None``)
-    support_vectors_, dual_coef_, n_support_ : kernel model
+    coef_ : ndarray (1, n_features), intercept_ : ndarray (1,)
+        The primal model (``kernel='linear'``, ``budget=None``); kernel models have
+        ``intercept_ = [0.0]``.
+    support_vectors_, dual_coef_ (1, n_support), n_support_ (2,), gamma_ : kernel model,
+        laid out as scikit-learn's ``SVC`` (see :class:`BSGDClassifier`)
     n_mistakes_ : int
         Number of prediction mistakes made while learning.
 
@@ -260,24 +274,32 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
 
     @property
     def coef_(self):
-        """ndarray (n_features,): primal weights (``kernel='linear'``, ``budget=None``)."""
+        """ndarray (1, n_features): primal weights (``kernel='linear'``, ``budget=None``)."""
         self._check_fitted()
         if not self._primal:
             raise AttributeError("coef_ exists only for kernel='linear' with budget=None.")
-        return self._w[:-1].copy()
+        return self._w[:-1].reshape(1, -1).copy()
 
     @property
     def intercept_(self):
-        """Bias of the primal linear model; 0.0 for kernel models."""
+        """ndarray (1,): bias of the primal linear model; 0.0 for kernel models."""
         self._check_fitted()
-        return float(self._w[-1]) if self._primal else 0.0
+        return np.array([self._w[-1] if self._primal else 0.0])
 
-    @property
-    def n_support_(self):
+    def _sv_order(self):
         self._check_fitted()
         if self._primal:
-            raise AttributeError("n_support_ exists only for kernel models (budget set or kernel != 'linear').")
-        return int(self._istate[0])
+            raise AttributeError("support vectors exist only for kernel models (budget set "
+                                 "or kernel != 'linear'); the primal model has coef_.")
+        return _KernelSVMixin._sv_order(self)
+
+    @property
+    def gamma_(self):
+        self._check_fitted()
+        if self._primal:
+            raise AttributeError("gamma_ exists only for kernel models (budget set or "
+                                 "kernel != 'linear').")
+        return float(self._kpar[0])
 
     @property
     def n_mistakes_(self):
@@ -332,9 +354,12 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
 
     Attributes
     ----------
-    support_vectors_, dual_coef_ (``sigma_i y_i``), n_support_, classes_, n_features_in_
+    support_vectors_, dual_coef_ (1, n_support; ``sigma_i y_i``), n_support_ (2,),
+        intercept_ ([0.0]), gamma_, classes_, n_features_in_: laid out as scikit-learn's
+        ``SVC`` (see :class:`BSGDClassifier`)
     support_index_ : ndarray (n_support,), int64
-        Stream position (0-based) of each support vector.
+        Stream position (0-based) of each support vector, in the order of
+        ``support_vectors_``.
     n_mistakes_ : int
     Q_ : float
         Accumulated ``Psi`` of the removals so far.
@@ -346,7 +371,7 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
     >>> clf = ForgetronClassifier(budget=50, gamma=1.0).fit(X, y)
-    >>> clf.n_support_ <= 50
+    >>> bool(clf.n_support_.sum() <= 50)
     True
     """
 
@@ -385,7 +410,7 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     @property
     def support_index_(self):
         self._check_fitted()
-        return self._sv_t[: self._istate[0]].copy()
+        return self._sv_t[self._sv_order()[0]]
 
     @property
     def n_mistakes_(self):
@@ -434,7 +459,8 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
 
     Attributes
     ----------
-    coef_ : ndarray (n_features,), intercept_ : float, classes_, n_features_in_
+    coef_ : ndarray (1, n_features), intercept_ : ndarray (1,), classes_, n_features_in_
+        (shapes as scikit-learn's linear classifiers)
     n_steps_ : int
         Number of sub-gradient steps taken.
 
@@ -499,13 +525,15 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
 
     @property
     def coef_(self):
+        """ndarray (1, n_features), as scikit-learn's linear classifiers."""
         self._check_fitted()
-        return self._w[:-1].copy()
+        return self._w[:-1].reshape(1, -1).copy()
 
     @property
     def intercept_(self):
+        """ndarray (1,)."""
         self._check_fitted()
-        return float(self._w[-1])
+        return np.array([self._w[-1]])
 
     @property
     def n_steps_(self):
@@ -561,7 +589,15 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
 
     Attributes
     ----------
-    support_vectors_, dual_coef_, n_support_, classes_, n_features_in_
+    support_vectors_ : ndarray (n_support, n_features)
+        As in scikit-learn's ``SVC``: those of ``classes_[0]`` (negative coefficient) first,
+        then those of ``classes_[1]``.
+    dual_coef_ : ndarray (1, n_support), the signed coefficients
+    n_support_ : ndarray (2,) of int32, support vectors of each class (by the sign of the
+        coefficient; a merged vector of BSGD belongs to no one example)
+    intercept_ : ndarray (1,) of 0.0 (no bias term)
+    gamma_ : float, the kernel's gamma resolved at the first chunk
+    classes_, n_features_in_
     n_maintenance_ : int
         Number of budget-maintenance steps taken.
 
@@ -577,7 +613,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
     >>> clf = BSGDClassifier(budget=30, gamma=1.0, lambda_=1e-3).fit(X, y)
-    >>> clf.n_support_ <= 30 and clf.score(X, y) > 0.8
+    >>> bool(clf.n_support_.sum() <= 30 and clf.score(X, y) > 0.8)
     True
     """
 
@@ -707,7 +743,8 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     Attributes
     ----------
     classes_, n_features_in_
-    support_vectors_, dual_coef_ (``alpha_i y_i``), intercept_, n_support_
+    support_vectors_, dual_coef_ (1, n_support; ``alpha_i y_i``), intercept_ (1,),
+    n_support_ (2,), gamma_: laid out as scikit-learn's ``SVC``
     sample_ : tuple (X, y) of the current reservoir (copies; y in {-1, +1})
     sample_weight_ : ndarray, the weights of the reservoir's examples (a copy; ones when
         every example had weight 1)
@@ -839,27 +876,36 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self._check_fitted()
         st = self._engine.st
         live = self._engine.live()
-        coef = self._engine.alpha[live] * st.y[live]
-        keep = coef != 0.0
-        return live[keep], coef[keep]
+        live = live[self._engine.alpha[live] != 0.0]
+        live, n_support = _sv_by_class(live, st.y[live] > 0)
+        return live, (self._engine.alpha[live] * st.y[live]).reshape(1, -1), n_support
 
     @property
     def support_vectors_(self):
-        live, _ = self._live_coef()
-        return self._engine.st.X[live].copy()
+        """ndarray (n_support, n_features), those of ``classes_[0]`` first (as ``SVC``)."""
+        return self._engine.st.X[self._live_coef()[0]]
 
     @property
     def dual_coef_(self):
-        return self._live_coef()[1].copy()
+        """ndarray (1, n_support): ``alpha_i y_i``."""
+        return self._live_coef()[1]
 
     @property
     def n_support_(self):
-        return int(self._live_coef()[0].size)
+        """ndarray (2,) of int32: support vectors of each class."""
+        return self._live_coef()[2]
 
     @property
     def intercept_(self):
-        self._live_coef()
-        return self._engine.b
+        """ndarray (1,)."""
+        self._check_fitted()
+        return np.array([self._engine.b])
+
+    @property
+    def gamma_(self):
+        """The kernel's gamma, resolved at the first chunk (float)."""
+        self._check_fitted()
+        return float(self._kpar[0])
 
     @property
     def sample_(self):

@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from ..base import BudgetClassifier
+from ..base import BudgetClassifier, _sv_by_class
 from ..engine import IncrementalEngine, resolve_gamma
 from ..kernels import adiabatic as ad
 
@@ -53,10 +53,14 @@ class IncrementalSVC(BudgetClassifier):
     Attributes
     ----------
     classes_, n_features_in_, gamma_ : fitted
-    support_ : ndarray of int, slots of the support vectors (alpha > 0)
+    support_ : ndarray of int, slots of the support vectors (alpha > 0); as in
+        scikit-learn's ``SVC``, those of ``classes_[0]`` come first, then those of
+        ``classes_[1]``, each group in slot order (``support_vectors_`` and ``dual_coef_``
+        follow the same order)
     support_vectors_ : ndarray (n_SV, n_features)
     dual_coef_ : ndarray (1, n_SV), ``alpha_i * y_i`` as in scikit-learn
     intercept_ : ndarray (1,)
+    n_support_ : ndarray (2,) of int32, support vectors of each class
     class_weight_ : ndarray (n_classes,), the weight of each class (see ``class_weight``)
 
     Examples
@@ -186,20 +190,27 @@ class IncrementalSVC(BudgetClassifier):
     def _sv(self):
         self._check_fitted()
         st = self.engine_.st
-        return np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        return _sv_by_class(i, st.y[i] > 0)
 
     @property
     def support_(self):
-        return self._sv()
+        """Engine slots of the support vectors, those of ``classes_[0]`` first (as ``SVC``)."""
+        return self._sv()[0]
+
+    @property
+    def n_support_(self):
+        """ndarray (2,) of int32: support vectors of each class."""
+        return self._sv()[1]
 
     @property
     def support_vectors_(self):
-        i = self._sv()
-        return self.engine_.st.X[i].copy()
+        i = self._sv()[0]
+        return self.engine_.st.X[i]
 
     @property
     def dual_coef_(self):
-        i = self._sv()
+        i = self._sv()[0]
         st = self.engine_.st
         return (self.engine_.alpha[i] * st.y[i]).reshape(1, -1)
 

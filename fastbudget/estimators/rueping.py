@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ..base import BudgetClassifier
+from ..base import BudgetClassifier, _sv_by_class
 from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma,
                       restore_state, set_C_state, snapshot_state, state_decision,
                       state_kkt_residual)
@@ -97,7 +97,11 @@ class SVIncrementalClassifier(BudgetClassifier):
     Attributes
     ----------
     classes_, n_features_in_, gamma_
-    support_vectors_, dual_coef_ (``alpha_i y_i``), intercept_, n_support_
+    support_vectors_ : ndarray (n_SV, n_features); as in scikit-learn's ``SVC``, those of
+        ``classes_[0]`` come first, then those of ``classes_[1]``
+    dual_coef_ : ndarray (1, n_SV), ``alpha_i y_i``
+    intercept_ : ndarray (1,)
+    n_support_ : ndarray (2,) of int32, support vectors of each class
     sample_weight_ : ndarray (n_SV,), current weights of the support vectors
     n_batches_ : int ; n_seen_ : float, total weight of the examples learned
     L_ : float or None, the weight given to the old support vectors at the last batch
@@ -241,18 +245,19 @@ class SVIncrementalClassifier(BudgetClassifier):
     def _sv(self):
         self._check_fitted()
         if not self._allocated:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int32)
         st = self._st
-        return np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        return _sv_by_class(i, st.y[i] > 0)
 
     @property
     def support_vectors_(self):
-        i = self._sv()
-        return self._st.X[i].copy() if self._allocated else np.zeros((0, self.n_features_in_))
+        i = self._sv()[0]
+        return self._st.X[i] if self._allocated else np.zeros((0, self.n_features_in_))
 
     @property
     def dual_coef_(self):
-        i = self._sv()
+        i = self._sv()[0]
         if not self._allocated:
             return np.zeros((1, 0))
         st = self._st
@@ -260,7 +265,7 @@ class SVIncrementalClassifier(BudgetClassifier):
 
     @property
     def sample_weight_(self):
-        i = self._sv()
+        i = self._sv()[0]
         return self._st.wt[i].copy() if self._allocated else np.zeros(0)
 
     @property
@@ -272,7 +277,8 @@ class SVIncrementalClassifier(BudgetClassifier):
 
     @property
     def n_support_(self):
-        return int(self._sv().size)
+        """ndarray (2,) of int32: support vectors of each class."""
+        return self._sv()[1]
 
     def kkt_residual(self):
         """Largest KT violation of the SVM on the held examples (margin units), on exact

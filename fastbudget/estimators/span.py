@@ -1,7 +1,7 @@
 """SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002)."""
 import numpy as np
 
-from ..base import BudgetClassifier
+from ..base import BudgetClassifier, _sv_by_class
 from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
                       set_C_state, snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
@@ -65,10 +65,13 @@ class SpanBudgetClassifier(BudgetClassifier):
     Attributes
     ----------
     classes_, n_features_in_, gamma_
+    support_ : ndarray of int, engine slots of the support vectors; as in scikit-learn's
+        ``SVC``, those of ``classes_[0]`` come first, then those of ``classes_[1]``
+        (``support_vectors_`` and ``dual_coef_`` follow the same order)
     support_vectors_ : ndarray (n_SV, n_features)
     dual_coef_ : ndarray (1, n_SV), ``alpha_i y_i``
     intercept_ : ndarray (1,)
-    n_support_ : int
+    n_support_ : ndarray (2,) of int32, support vectors of each class
     n_swaps_, n_rejected_, n_updates_ : int, replacements made, arrivals turned away by the
         span test, arrivals that triggered an update
     engine_state_ : the engine's :class:`~fastbudget.kernels.adiabatic.EngineState`
@@ -79,7 +82,7 @@ class SpanBudgetClassifier(BudgetClassifier):
     >>> from fastbudget.estimators.span import SpanBudgetClassifier
     >>> X, y = make_drifting_gaussians(400, random_state=0)
     >>> clf = SpanBudgetClassifier(budget=20, C=10.0, gamma=0.5).fit(X, y)
-    >>> clf.n_support_ <= 20
+    >>> bool(clf.n_support_.sum() <= 20)
     True
     >>> bool(clf.score(X, y) > 0.7)
     True
@@ -164,25 +167,26 @@ class SpanBudgetClassifier(BudgetClassifier):
     def _sv(self):
         self._check_fitted()
         if not self._allocated:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int32)
         st = self._st
-        return np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        return _sv_by_class(i, st.y[i] > 0)
 
     @property
     def support_(self):
-        """Engine slots of the support vectors."""
-        return self._sv()
+        """Engine slots of the support vectors, those of ``classes_[0]`` first (as ``SVC``)."""
+        return self._sv()[0]
 
     @property
     def support_vectors_(self):
-        i = self._sv()
+        i = self._sv()[0]
         if not self._allocated:
             return np.zeros((0, self.n_features_in_))
-        return self._st.X[i].copy()
+        return self._st.X[i]
 
     @property
     def dual_coef_(self):
-        i = self._sv()
+        i = self._sv()[0]
         if not self._allocated:
             return np.zeros((1, 0))
         st = self._st
@@ -197,7 +201,8 @@ class SpanBudgetClassifier(BudgetClassifier):
 
     @property
     def n_support_(self):
-        return int(self._sv().size)
+        """ndarray (2,) of int32: support vectors of each class."""
+        return self._sv()[1]
 
     def _count(self, k):
         self._check_fitted()
@@ -236,7 +241,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         out = np.empty(n)
         v = np.empty(n + 1)
         worst = ks.span_sq(self._st, v, out, _SPAN_SETS[self.span_set])
-        i = self._sv()
+        i = self._sv()[0]
         return i, out[i].copy(), float(worst)
 
     def kkt_residual(self):

@@ -84,6 +84,10 @@ class StreamSVMClassifier(BudgetClassifier):
         Core vectors (non-linear kernels only).
     dual_coef_ : ndarray of shape (1, n_core)
         Signed coefficients alpha of the core vectors (Sec. 4.2; ``w = sum alpha_m phi(x_m)``).
+        With the augmented constant feature the decision function is
+        ``K(X, support_vectors_) @ dual_coef_[0] + intercept_[0]``.
+    gamma_ : float
+        The kernel's gamma as used (non-linear kernels only).
     n_seen_ : int
         Examples with non-zero weight seen.
     n_solves_ : int
@@ -340,7 +344,7 @@ class StreamSVMClassifier(BudgetClassifier):
     def _apply_output(self, out):
         cfg = self._cfg
         b0 = cfg["b0"]
-        for k in ("coef_", "support_vectors_", "dual_coef_", "_sv_s", "_wn2"):
+        for k in ("coef_", "support_vectors_", "dual_coef_", "_sv_s", "_wn2", "gamma_"):
             if hasattr(self, k):
                 delattr(self, k)
         if "w" in out:
@@ -353,6 +357,7 @@ class StreamSVMClassifier(BudgetClassifier):
             self._sv_s = out["sv_s"]
             self._wn2 = out["wn2"]
             self.intercept_ = np.array([b0 * b0 * float(out["alpha"].sum())])
+            self.gamma_ = float(cfg["kpar"][0])
         self.radius_ = out["radius"]
         self.xi2_ = out["xi2"]
         self.n_core_ = out["M"]

@@ -110,8 +110,10 @@ class TVMClassifier(BudgetClassifier):
     ----------
     twin_vectors_ : ndarray (n_twins, n_features), the pivots q_j
     twin_weights_ : ndarray (n_twins, 2), columns (s_j+, s_j-)
-    dual_coef_ : ndarray (n_twins,), alpha_j+ - alpha_j-
-    intercept_ : float
+    dual_coef_ : ndarray (1, n_twins), alpha_j+ - alpha_j-, one per row of
+        ``twin_vectors_`` (scikit-learn's ``SVC`` shape), so that the decision function is
+        ``K(X, twin_vectors_) @ dual_coef_[0] + intercept_[0]``
+    intercept_ : ndarray (1,)
     C_eff_ : float, the current effective C
     class_weight_ : ndarray (n_classes,), the weight of each class (see ``class_weight``)
     n_seen_, n_accepted_, n_merges_, n_rejected_, n_removed_ : int counters
@@ -362,23 +364,31 @@ class TVMClassifier(BudgetClassifier):
 
     @property
     def twin_vectors_(self):
-        return self.twins_.Q[self._active()].copy()
+        a = self._active()
+        if self.twins_ is None:
+            return np.zeros((0, self.n_features_in_))
+        return self.twins_.Q[a]
 
     @property
     def twin_weights_(self):
         a = self._active()
+        if self.twins_ is None:
+            return np.zeros((0, 2))
         return np.column_stack([self.twins_.s_pos[a], self.twins_.s_neg[a]])
 
     @property
     def dual_coef_(self):
-        return self.twins_.coef[self._active()] / self.engine_state_.fs[ad.F_MU]
+        a = self._active()
+        if self.engine_state_ is None:
+            return np.zeros((1, 0))
+        return (self.twins_.coef[a] / self.engine_state_.fs[ad.F_MU]).reshape(1, -1)
 
     @property
     def intercept_(self):
         self._check_fitted()
         if self.engine_state_ is None:
-            return 0.0
-        return float(self.engine_state_.fs[ad.F_B] / self.engine_state_.fs[ad.F_MU])
+            return np.zeros(1)
+        return np.array([self.engine_state_.fs[ad.F_B] / self.engine_state_.fs[ad.F_MU]])
 
     @property
     def C_eff_(self):
