@@ -84,22 +84,34 @@ def kernel_params(kernel, gamma, degree, coef0):
 _LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
 
 
-def snapshot_state(st):
+def snapshot_state(st, refill=None):
     """What an operation on the engine state ``st`` may change, copied: the per-slot
-    vectors, the scalars and the live block of R. ``X`` and ``K`` are not copied: operations
-    only write the rows of the slots they fill, which are free again after a restore.
-    Cost O(capacity + |S|^2)."""
+    vectors, the scalars and the live block of R. ``X`` and ``K`` are not copied: an
+    operation that only fills free slots writes their rows alone, and those are free again
+    after a restore. An operation that frees live slots and fills them again (Span's
+    replacements, SV-incremental's unlearning of non-support vectors) passes those slots as
+    ``refill``: their rows of ``X`` and ``K`` are saved too. Cost O(capacity + |S|^2), plus
+    O(len(refill) capacity)."""
     m = int(st.ist[ad.I_NS]) + 1
-    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy()
+    rows = None
+    if refill is not None:
+        refill = np.asarray(refill, dtype=np.int64)
+        rows = (refill, st.X[refill], st.K[refill])
+    return {name: getattr(st, name).copy() for name in _LIGHT}, st.R[:m, :m].copy(), rows
 
 
 def restore_state(st, snap):
     """Put ``st`` back as :func:`snapshot_state` found it (in place)."""
-    vecs, Rlive = snap
+    vecs, Rlive, rows = snap
     for name, arr in vecs.items():
         np.copyto(getattr(st, name), arr)
     m = Rlive.shape[0]
     st.R[:m, :m] = Rlive
+    if rows is not None:
+        slots, X, K = rows
+        st.X[slots] = X
+        st.K[slots] = K
+        st.K[:, slots] = K.T
 
 
 def state_kkt_residual(st):

@@ -194,6 +194,43 @@ def test_failed_batch_is_undone_and_relearned_interleaved(monkeypatch):
     assert np.abs(clf.decision_function(Xt) - f).max() <= 1e-9 * max(1.0, np.abs(f).max())
 
 
+@pytest.mark.parametrize("L", [None, "auto"])
+def test_retry_of_a_later_batch_starts_from_the_model_as_it_was(monkeypatch, L):
+    """A failed attempt unlearns the held non-support vectors and learns the batch into
+    their slots; the retry must start from the points the model held, not from those rows
+    (their X and K rows are saved with the snapshot). Same model as without the failure."""
+    from fastbudget.estimators import rueping
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(240, 2))
+    y = np.where(X[:, 0] + 0.4 * rng.normal(size=240) > 0, 1, -1)
+    kw = dict(C=1.0, kernel="rbf", gamma=0.5, L=L, capacity=300)
+    plain = SVIncrementalClassifier(**kw)
+    for lo in range(0, 240, 80):
+        plain.partial_fit(X[lo:lo + 80], y[lo:lo + 80], classes=[-1, 1])
+    real = rueping.ks.sv_incremental_batch
+    calls = []
+
+    def fail_second_batch_once(st, *args):
+        status, stage = real(st, *args)
+        calls.append(status)
+        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) == 2 else (status, stage)
+
+    monkeypatch.setattr(rueping.ks, "sv_incremental_batch", fail_second_batch_once)
+    clf = SVIncrementalClassifier(**kw)
+    clf.partial_fit(X[:80], y[:80], classes=[-1, 1])
+    held = int(np.count_nonzero((clf._st.status != rueping.ad.FREE) & (clf._st.alpha == 0)))
+    assert held > 0                       # there are non-support vectors whose slots reuse
+    for lo in range(80, 240, 80):
+        clf.partial_fit(X[lo:lo + 80], y[lo:lo + 80])
+    assert len(calls) == 4 and clf.n_retries_ == 1
+    assert clf.kkt_residual() < 1e-9
+    f = plain.decision_function(X)
+    assert np.abs(clf.decision_function(X) - f).max() <= 1e-9 * max(1.0, np.abs(f).max())
+    got = sorted(map(tuple, clf.support_vectors_))
+    assert np.allclose(got, sorted(map(tuple, plain.support_vectors_)))
+
+
 @pytest.mark.parametrize("C", [1e-6, 1e-4])
 def test_tiny_C_decision_agrees_with_libsvm(C):
     """Sec. 4.1 with tiny C: every multiplier sits at its bound, so b is only fixed up to an

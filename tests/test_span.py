@@ -328,3 +328,35 @@ def test_a_change_of_C_whose_path_fails_is_relearned(monkeypatch):
     assert clf.kkt_residual() <= 1e-9
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X),
                                atol=1e-8 * np.abs(ref.decision_function(X)).max())
+
+
+def test_retry_of_a_chunk_starts_from_the_model_as_it_was(monkeypatch):
+    """A failed first attempt has replaced support vectors, writing new points into live
+    slots; the retry on a rebuilt R must start from the points the model held (their X and
+    K rows are saved with the snapshot), and give the model learned without the failure."""
+    from fastbudget.estimators import span as span_mod
+
+    X, y = _stream(1, n=600)
+    kw = dict(budget=15, C=2.0, gamma=GAMMA)
+    plain = SpanBudgetClassifier(**kw)
+    plain.partial_fit(X[:100], y[:100], classes=np.unique(y))
+    plain.partial_fit(X[100:400], y[100:400])
+    real = span_mod.ks.span_learn
+    calls = []
+
+    def fail_once(*args):
+        status, done = real(*args)
+        calls.append(status)
+        return (ad.NO_CONVERGENCE, done) if len(calls) == 2 else (status, done)
+
+    monkeypatch.setattr(span_mod.ks, "span_learn", fail_once)
+    clf = SpanBudgetClassifier(**kw)
+    clf.partial_fit(X[:100], y[:100], classes=np.unique(y))
+    clf.partial_fit(X[100:400], y[100:400])
+    assert len(calls) == 3 and clf.n_swaps_ == plain.n_swaps_ > 0
+    assert clf.kkt_residual() < 1e-9
+    f = plain.decision_function(X)
+    assert np.abs(clf.decision_function(X) - f).max() <= 1e-9 * max(1.0, np.abs(f).max())
+    live, Xm, ym, _ = _memory(clf)
+    live_p, Xp, yp, _ = _memory(plain)
+    assert sorted(zip(map(tuple, Xm), ym)) == sorted(zip(map(tuple, Xp), yp))

@@ -200,7 +200,10 @@ class SVIncrementalClassifier(BudgetClassifier):
         reweight = factor is not None and n_sv > 0
         L_w = factor * self.n_seen_ / n_sv if reweight else 0.0
         slots = np.empty(X.shape[0], dtype=np.int64)
-        snap = snapshot_state(st)
+        # step 1 unlearns the held non-support vectors and step 3 may fill their slots
+        # with the batch: their X / K rows are saved too (a retry starts from this model)
+        snap = snapshot_state(st, refill=np.flatnonzero((st.status != ad.FREE)
+                                                        & (st.alpha == 0.0)))
         status, stage = ks.sv_incremental_batch(st, X, y_pm, sample_weight, reweight, L_w,
                                                 self._buf_i, self._buf_w, slots)
         if status != ad.OK:

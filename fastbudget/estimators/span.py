@@ -135,7 +135,9 @@ class SpanBudgetClassifier(BudgetClassifier):
             set_C_state(st, float(self.C))   # exact path; fallbacks as the engine's
         policy = _POLICIES[self.policy]
         wk = self._wk
-        snap = snapshot_state(st)
+        # a replacement frees a live slot and fills it with a new point: their X / K rows
+        # are saved too, so that the retry below starts from the model as it was
+        snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
         age, cnt = wk.age.copy(), wk.cnt.copy()
         for attempt in range(2):
             status, done = ks.span_learn(st, wk, X, y_pm, sample_weight, int(self.budget),
