@@ -168,24 +168,31 @@ def test_one_class_prefix_batch_is_the_exact_svm(L):
     assert np.abs(clf.decision_function(Xa) - f_ref).max() / max(1.0, np.abs(f_ref).max()) < 1e-6
 
 
+def _fail_call(monkeypatch, k):
+    """Make call ``k`` (1-based) of the compiled batch step report a failure after it has
+    changed the state; returns the list of the real statuses."""
+    from fastbudget.estimators import rueping
+
+    real = rueping.ks.sv_incremental_batch
+    calls = []
+
+    def fail_call_k(st, *args):
+        status, stage = real(st, *args)
+        calls.append(status)
+        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) == k else (status, stage)
+
+    monkeypatch.setattr(rueping.ks, "sv_incremental_batch", fail_call_k)
+    return calls
+
+
 def test_failed_batch_is_undone_and_relearned_interleaved(monkeypatch):
     """The batch retry is a safety net that the Sec. 4.1 data no longer reaches: force a
     failure of the first attempt (after it changed the state) and check that the batch is
     undone and relearned with the classes interleaved, giving the same exact SVM."""
-    from fastbudget.estimators import rueping
-
     X1, y1, X2, y2, _, _ = _sec41_batches(3)
     X, y = np.vstack([X1, X2]), np.concatenate([y1, y2])
     plain = SVIncrementalClassifier(C=1.0, kernel="linear", capacity=200).fit(X, y)
-    real = rueping.ks.sv_incremental_batch
-    calls = []
-
-    def fail_once(st, *args):
-        status, stage = real(st, *args)
-        calls.append(status)
-        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) == 1 else (status, stage)
-
-    monkeypatch.setattr(rueping.ks, "sv_incremental_batch", fail_once)
+    calls = _fail_call(monkeypatch, 1)
     clf = SVIncrementalClassifier(C=1.0, kernel="linear", capacity=200).fit(X, y)
     assert len(calls) == 2 and clf.n_retries_ == 1
     assert clf.kkt_residual() < 1e-9
@@ -208,15 +215,7 @@ def test_retry_of_a_later_batch_starts_from_the_model_as_it_was(monkeypatch, L):
     plain = SVIncrementalClassifier(**kw)
     for lo in range(0, 240, 80):
         plain.partial_fit(X[lo:lo + 80], y[lo:lo + 80], classes=[-1, 1])
-    real = rueping.ks.sv_incremental_batch
-    calls = []
-
-    def fail_second_batch_once(st, *args):
-        status, stage = real(st, *args)
-        calls.append(status)
-        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) == 2 else (status, stage)
-
-    monkeypatch.setattr(rueping.ks, "sv_incremental_batch", fail_second_batch_once)
+    calls = _fail_call(monkeypatch, 2)
     clf = SVIncrementalClassifier(**kw)
     clf.partial_fit(X[:80], y[:80], classes=[-1, 1])
     held = int(np.count_nonzero((clf._st.status != rueping.ad.FREE) & (clf._st.alpha == 0)))
