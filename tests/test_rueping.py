@@ -168,9 +168,9 @@ def test_one_class_prefix_batch_is_the_exact_svm(L):
     assert np.abs(clf.decision_function(Xa) - f_ref).max() / max(1.0, np.abs(f_ref).max()) < 1e-6
 
 
-def _fail_call(monkeypatch, k):
-    """Make call ``k`` (1-based) of the compiled batch step report a failure after it has
-    changed the state; returns the list of the real statuses."""
+def _fail_call(monkeypatch, *k):
+    """Make calls ``k`` (1-based) of the compiled batch step report a failure after they
+    have changed the state; returns the list of the real statuses."""
     from fastbudget.estimators import rueping
 
     real = rueping.ks.sv_incremental_batch
@@ -179,7 +179,7 @@ def _fail_call(monkeypatch, k):
     def fail_call_k(st, *args):
         status, stage = real(st, *args)
         calls.append(status)
-        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) == k else (status, stage)
+        return (rueping.ad.NO_CONVERGENCE, 3) if len(calls) in k else (status, stage)
 
     monkeypatch.setattr(rueping.ks, "sv_incremental_batch", fail_call_k)
     return calls
@@ -208,9 +208,7 @@ def test_retry_of_a_later_batch_starts_from_the_model_as_it_was(monkeypatch, L):
     (their X and K rows are saved with the snapshot). Same model as without the failure."""
     from fastbudget.estimators import rueping
 
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(240, 2))
-    y = np.where(X[:, 0] + 0.4 * rng.normal(size=240) > 0, 1, -1)
+    X, y, _ = _three_batches()
     kw = dict(C=1.0, kernel="rbf", gamma=0.5, L=L, capacity=300)
     plain = SVIncrementalClassifier(**kw)
     for lo in range(0, 240, 80):
@@ -228,6 +226,60 @@ def test_retry_of_a_later_batch_starts_from_the_model_as_it_was(monkeypatch, L):
     assert np.abs(clf.decision_function(X) - f).max() <= 1e-9 * max(1.0, np.abs(f).max())
     got = sorted(map(tuple, clf.support_vectors_))
     assert np.allclose(got, sorted(map(tuple, plain.support_vectors_)))
+
+
+def _three_batches():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(240, 2))
+    y = np.where(X[:, 0] + 0.4 * rng.normal(size=240) > 0, 1, -1)
+    w = rng.uniform(0.5, 2.0, size=240)
+    return X, y, w
+
+
+@pytest.mark.parametrize("L", [None, "auto"])
+def test_batch_that_fails_twice_is_relearned_or_refused(monkeypatch, L):
+    """When the batch step fails also with the classes interleaved on a rebuilt R, the
+    engine's last resort learns the step's result set (the support vectors, reweighted to
+    L's weight, and the batch) again from an empty model: the same exact SVM as without the
+    failures. When every relearning order fails too, NumericalError says what to do and the
+    model is exactly as before the call."""
+    from fastbudget.engine import NumericalError, RELEARN_ORDERS
+    from fastbudget.kernels import adiabatic as ad
+
+    X, y, w = _three_batches()
+    kw = dict(C=1.0, kernel="rbf", gamma=0.5, L=L, capacity=300)
+    plain = SVIncrementalClassifier(**kw)
+    for lo in range(0, 240, 80):
+        plain.partial_fit(X[lo:lo + 80], y[lo:lo + 80], classes=[-1, 1],
+                          sample_weight=w[lo:lo + 80])
+    clf = SVIncrementalClassifier(**kw)
+    clf.partial_fit(X[:80], y[:80], classes=[-1, 1], sample_weight=w[:80])
+    before = model_state(clf)
+    with monkeypatch.context() as m:
+        _fail_call(m, 1, 2)
+        real = ad.relearn
+        m.setattr(ad, "relearn", lambda st, *a: (real(st, *a), ad.KT_VIOLATED)[1])
+        with pytest.raises(NumericalError, match=f"relearned from scratch in {RELEARN_ORDERS} "
+                                                 "orders.*lower gamma or C"):
+            clf.partial_fit(X[80:160], y[80:160], sample_weight=w[80:160])
+    assert_same_state(model_state(clf), before)
+    relearned = []
+    real = ad.relearn
+    monkeypatch.setattr(ad, "relearn", lambda st, *a: relearned.append(real(st, *a))
+                        or relearned[-1])
+    calls = _fail_call(monkeypatch, 1, 2)
+    for lo in range(80, 240, 80):
+        clf.partial_fit(X[lo:lo + 80], y[lo:lo + 80], sample_weight=w[lo:lo + 80])
+    assert len(calls) == 3 and relearned == [ad.OK] and clf.n_retries_ == 1
+    assert clf.kkt_residual() < 1e-9
+    assert clf.L_ == plain.L_ and clf.n_seen_ == plain.n_seen_
+    f = plain.decision_function(X)
+    assert np.abs(clf.decision_function(X) - f).max() <= 1e-9 * max(1.0, np.abs(f).max())
+    got = sorted(zip(map(tuple, clf.support_vectors_), clf.sample_weight_))
+    want = sorted(zip(map(tuple, plain.support_vectors_), plain.sample_weight_))
+    assert len(got) == len(want)
+    for (xa, wa), (xb, wb) in zip(got, want):
+        assert np.allclose(xa, xb) and np.isclose(wa, wb, rtol=1e-12)
 
 
 @pytest.mark.parametrize("C", [1e-6, 1e-4])

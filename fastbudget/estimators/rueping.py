@@ -5,9 +5,9 @@ import numbers
 import numpy as np
 
 from ..base import BudgetClassifier, _sv_by_class
-from ..engine import (CapacityError, NumericalError, _MESSAGES, kernel_params, resolve_gamma,
-                      restore_state, set_C_state, snapshot_state, state_decision,
-                      state_kkt_residual)
+from ..engine import (RELEARN_ORDERS, CapacityError, NumericalError, _MESSAGES, kernel_params,
+                      relearn_state, resolve_gamma, restore_state, set_C_state, snapshot_state,
+                      state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 
@@ -223,15 +223,34 @@ class SVIncrementalClassifier(BudgetClassifier):
                 self._buf_w, slots)
             if status != ad.OK:
                 restore_state(st, snap)
-                raise NumericalError(
-                    f"Exact SVM update failed while {_STAGES.get(stage, stage)}: "
-                    f"{_MESSAGES.get(status, status)} (also with the batch's classes "
-                    "interleaved, after rebuilding R). The model is unchanged. Near-duplicate "
-                    "examples with a very wide kernel are the usual cause: lower gamma or C.")
+                if not self._relearn(snap, X, y_pm, sample_weight, reweight, L_w):
+                    raise NumericalError(
+                        f"Exact SVM update failed while {_STAGES.get(stage, stage)}: "
+                        f"{_MESSAGES.get(status, status)} (also with the batch's classes "
+                        "interleaved, after rebuilding R, and when the support vectors and "
+                        f"the batch were relearned from scratch in {RELEARN_ORDERS} orders). "
+                        "The model is unchanged. Near-duplicate examples with a very wide "
+                        "kernel are the usual cause: lower gamma or C.")
             self.n_retries_ = int(self.n_retries_) + 1
         self.L_ = L_w if reweight else None
         self.n_seen_ = float(self.n_seen_ + sample_weight.sum())
         self.n_batches_ = int(self.n_batches_ + 1)
+
+    def _relearn(self, snap, X, y_pm, sample_weight, reweight, L_w):
+        """The engine's last resort (:func:`fastbudget.engine.relearn_state`) for a batch:
+        learn the step's result set, the support vectors of the model (at weight ``L_w``
+        when ``reweight``) and the batch (into the first slots that are free or hold a
+        non-support vector), again from an empty model. True on success; otherwise the
+        state is restored to ``snap`` (taken with those slots' rows)."""
+        st = self._st
+        live = st.status != ad.FREE
+        sv = np.flatnonzero(live & (st.alpha > 0))
+        c = np.flatnonzero(~live | (st.alpha == 0.0))[:X.shape[0]]
+        st.X[c] = X
+        st.y[c] = y_pm
+        w_sv = np.full(sv.size, L_w) if reweight else st.wt[sv].copy()
+        return relearn_state(st, snap, np.concatenate([sv, c]),
+                             np.concatenate([w_sv, sample_weight]), st.fs[ad.F_MU])
 
     def _b_shift(self):
         """LIBSVM's intercept minus the engine's (stored units / mu); 0 unless every
