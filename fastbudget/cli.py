@@ -6,7 +6,8 @@ progress bar on standard error when it is a terminal (``--quiet`` turns it off),
 errors as one line ``fastbudget: error: ...`` with exit status 2 instead of a traceback.
 
 Bad rows (``--on-bad-row``, ``train``/``update``/``prequential``/``evaluate``): by default
-(``error``) the first malformed row stops the command with an error naming its line. With
+(``error``) the first malformed row stops the command with an error naming its line and
+saying how to go on past such rows. With
 ``skip`` a row the reader refuses (a field that is not a finite number, a wrong number of
 fields, a bad LIBSVM index or one beyond a saved model's features, a quoted field) and, for
 the commands that learn, a row whose label is not one of the model's classes (a saved
@@ -414,11 +415,32 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
 
 
 def _skipping(args):
-    """The readers' arguments for ``--on-bad-row``: none for ``error`` (a bad row raises)."""
+    """The readers' arguments for ``--on-bad-row``: for ``error``, a callback that raises
+    the reader's error marked as a row error (see :func:`_row_error`)."""
     bad = getattr(args, "bad_rows", None)
     if bad is None:
-        return {}
+        return {"on_bad_row": _raise_row_error} if hasattr(args, "on_bad_row") else {}
     return {"on_bad_row": bad, "_label_check": bad.check_labels}
+
+
+def _raise_row_error(line, exc):
+    """``--on-bad-row error``: the readers' error for a row that ``skip`` would leave out."""
+    raise _row_error(exc)
+
+
+def _row_error(exc):
+    """``exc``, marked as the error of one row that ``--on-bad-row skip`` would leave out,
+    so that its message says so (:func:`_skip_hint`)."""
+    exc.fastbudget_row_error = True
+    return exc
+
+
+def _skip_hint(args, exc):
+    """The advice added to a row error of a command that has ``--on-bad-row``."""
+    if getattr(args, "on_bad_row", None) == "error" and getattr(exc, "fastbudget_row_error",
+                                                                 False):
+        return " To leave such rows out and go on, pass --on-bad-row skip."
+    return ""
 
 
 _YES_NO_AUTO = {"auto": "auto", "yes": True, "no": False}   # --header, --zero-based
@@ -893,7 +915,7 @@ def _check_labels(y, classes, row0, where, saved):
     if not bad.any():
         return
     i = int(np.argmax(bad))
-    raise CLIError(_label_error(where(row0 + i), y[i], classes, saved))
+    raise _row_error(CLIError(_label_error(where(row0 + i), y[i], classes, saved)))
 
 
 def _unknown_labels(y, classes):
@@ -1780,6 +1802,7 @@ def main(argv=None):
 def _main(argv):
     ap = build_parser()
     debug = bool(os.environ.get("FASTBUDGET_DEBUG"))
+    args = None
     try:
         argv = _attach_label_values(list(sys.argv[1:] if argv is None else argv))
         args = ap.parse_args(argv)
@@ -1793,11 +1816,11 @@ def _main(argv):
         with warnings.catch_warnings():     # filters a command sets end with it
             return args.func(args) or 0
     except CLIError as exc:
-        msg = str(exc)
-    except Exception:
+        msg = str(exc) + _skip_hint(args, exc)
+    except Exception as exc:
         if debug:
             raise
-        return _report(sys.exc_info()[1])
+        return _report(exc, _skip_hint(args, exc))
     except KeyboardInterrupt:
         print("fastbudget: interrupted", file=sys.stderr)
         return 130
@@ -1805,8 +1828,8 @@ def _main(argv):
     return 2
 
 
-def _report(exc):
-    """Turn an exception into one line on stderr and an exit status."""
+def _report(exc, hint=""):
+    """Turn an exception into one line on stderr (ending with ``hint``) and an exit status."""
     from .engine import CapacityError
     try:
         raise exc
@@ -1831,7 +1854,7 @@ def _report(exc):
     except Exception as exc:  # noqa: BLE001 - last resort: still one line, and say it is a bug
         msg = (f"unexpected {type(exc).__name__}: {exc} (please report it; "
                f"set FASTBUDGET_DEBUG=1 for the traceback)")
-    print(f"fastbudget: error: {msg}", file=sys.stderr)
+    print(f"fastbudget: error: {msg}{hint}", file=sys.stderr)
     return 2
 
 

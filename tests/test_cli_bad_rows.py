@@ -273,3 +273,31 @@ def test_live_feed_survives_a_bad_line(tmp_path):
     got = fastbudget.load(out)
     ref = api_model(X[:300], y[:300], 100)
     np.testing.assert_array_equal(got.decision_function(X), ref.decision_function(X))
+
+
+def test_error_mode_says_how_to_go_on(tmp_path):
+    """The default stops at the first bad row and says how to go on past such rows; an
+    error that ``skip`` would not leave out, and ``predict`` (which has no such option),
+    do not say it."""
+    hint = "To leave such rows out and go on, pass --on-bad-row skip."
+    X, y = rows(60, seed=6)
+    lines, where = with_bad(csv_lines(X, y), ["1,x,2,1"], [30])
+    (tmp_path / "b.csv").write_text("a,b,c,label\n" + "\n".join(lines) + "\n")
+    svm, _ = with_bad(svm_lines(X, y), ["1 1:x"], [30])
+    (tmp_path / "b.svm").write_text("\n".join(svm) + "\n")
+    for f, ln in (("b.csv", where[0]), ("b.svm", where[0] - 1)):     # no header line
+        line = error_line("train", "perceptron", tmp_path / f, "-o", tmp_path / "m.npz")
+        assert f"{f}, line {ln}: " in line and line.endswith(hint), line
+    (tmp_path / "a.csv").write_text("a,b,c,label\n" + "\n".join(csv_lines(X, y)) + "\n")
+    run("train", "perceptron", tmp_path / "a.csv", "-q", "-o", tmp_path / "a.npz")
+    lines, where = with_bad(csv_lines(X, y), ["1,2,3,5"], [10])
+    (tmp_path / "c.csv").write_text("a,b,c,label\n" + "\n".join(lines) + "\n")
+    line = error_line("update", tmp_path / "a.npz", tmp_path / "c.csv", "-o", tmp_path / "u.npz")
+    assert f"line {where[0]}: label 5 is not one of the model's classes" in line
+    assert line.endswith(hint)
+    assert error_line("evaluate", tmp_path / "a.npz", tmp_path / "b.csv").endswith(hint)
+    for args in (("predict", tmp_path / "a.npz", tmp_path / "b.csv"),
+                 ("train", "perceptron", tmp_path / "missing.csv"),
+                 ("train", "perceptron", tmp_path / "a.csv", "--label-column", "nope")):
+        line = error_line(*args)
+        assert "on-bad-row" not in line, line
