@@ -435,6 +435,11 @@ def _row_error(exc):
     return exc
 
 
+def _row_error_like(new, old):
+    """``new`` (an error rewording ``old``), marked as a row error when ``old`` is one."""
+    return _row_error(new) if getattr(old, "fastbudget_row_error", False) else new
+
+
 def _skip_hint(args, exc):
     """The advice added to a row error of a command that has ``--on-bad-row``."""
     if getattr(args, "on_bad_row", None) == "error" and getattr(exc, "fastbudget_row_error",
@@ -482,7 +487,7 @@ def _libsvm_cli_errors(chunks, model_width):
         new = _cli_wording(msg)
         if new == msg:
             raise
-        raise CLIError(new) from None
+        raise _row_error_like(CLIError(new), exc) from None
 
 
 def _cli_wording(msg):
@@ -1226,7 +1231,7 @@ def _model_chunks(args, model, scaler, row_lines=None):
                                    f"trained on {d}.")
                 yield scaler(X), y
         except FeatureCountError as exc:
-            raise CLIError(_width_error(exc.where, d)) from None
+            raise _row_error_like(CLIError(_width_error(exc.where, d)), exc) from None
 
     return ready(), desc, total
 

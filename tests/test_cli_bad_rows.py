@@ -296,6 +296,11 @@ def test_error_mode_says_how_to_go_on(tmp_path):
     assert f"line {where[0]}: label 5 is not one of the model's classes" in line
     assert line.endswith(hint)
     assert error_line("evaluate", tmp_path / "a.npz", tmp_path / "b.csv").endswith(hint)
+    # reworded by the command line: an index beyond the saved model's 3 features
+    svm, where = with_bad(svm_lines(X, y), ["1 1:1 7:2"], [20])
+    (tmp_path / "w.svm").write_text("\n".join(svm) + "\n")
+    line = error_line("evaluate", tmp_path / "a.npz", tmp_path / "w.svm")
+    assert f"line {where[0] - 1}" in line and line.endswith(hint), line
     for args in (("predict", tmp_path / "a.npz", tmp_path / "b.csv"),
                  ("train", "perceptron", tmp_path / "missing.csv"),
                  ("train", "perceptron", tmp_path / "a.csv", "--label-column", "nope")):
