@@ -198,16 +198,32 @@ def _reader(stream):
     return stream.read
 
 
+def _lone_cr(buf):
+    """Whether the first line end in ``buf`` is a ``\\r`` alone (classic Mac OS line ends,
+    still written by some spreadsheet exports): True or False, or None while ``buf`` holds
+    no line end yet (or ends in the ``\\r`` that may be the start of ``\\r\\n``)."""
+    i = buf.find(b"\r")
+    j = buf.find(b"\n", 0, len(buf) if i < 0 else i + 2)
+    if 0 <= j <= i + 1 or (i < 0 and j >= 0):
+        return False
+    if i < 0 or i + 1 == len(buf):
+        return None
+    return True
+
+
 def line_blocks(stream, name="<input>", block_bytes=None):
     """Yield ``(buf, end)``: ``buf[:end]`` holds whole lines, each ending in ``\\n``.
 
     Memory is one block plus the unfinished last line. A final line without newline gets one.
-    A UTF-8 byte-order mark at the start is dropped.
+    A UTF-8 byte-order mark at the start is dropped. Lines may end in ``\\n``, ``\\r\\n``
+    (the parsers ignore the ``\\r``) or ``\\r`` alone, as decided at the first line end:
+    a ``\\r`` alone there makes every ``\\r`` a line end.
     """
     nb = BLOCK_BYTES if block_bytes is None else block_bytes
     read = _reader(stream)
     carry = b""
     first = True
+    lone_cr = None
     while True:
         try:
             raw = read(nb)
@@ -224,6 +240,10 @@ def line_blocks(stream, name="<input>", block_bytes=None):
                 yield carry + b"\n", len(carry) + 1
             return
         buf = carry + raw if carry else raw
+        if lone_cr is None:
+            lone_cr = _lone_cr(buf)
+        if lone_cr:
+            buf = buf.replace(b"\r", b"\n")
         k = buf.rfind(b"\n")
         if k < 0:
             carry = buf

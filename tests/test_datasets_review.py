@@ -1,0 +1,36 @@
+"""Regression tests from a user-eye review of fastbudget.datasets (readers, generators,
+standardizer, loaders): each test failed before its fix."""
+import io
+
+import numpy as np
+import pytest
+
+from fastbudget.datasets import _source, collect, read_csv, read_libsvm
+
+
+# =========================================================================== readers
+@pytest.mark.parametrize("block", [None, 1, 2, 5, 64])
+def test_lone_cr_line_ends_read_as_the_same_file_with_newlines(block, monkeypatch):
+    """A file whose lines end in '\\r' alone (classic Mac OS; Excel's "CSV (Macintosh)") was
+    one long line: read_csv took it for a header and returned no rows, without an error."""
+    if block is not None:
+        monkeypatch.setattr(_source, "BLOCK_BYTES", block)
+    rng = np.random.default_rng(0)
+    rows = [f"{a:.3f},{b:.3f},{int(c)}" for a, b, c in rng.normal(size=(40, 3))]
+    csv_lf = ("x1,x2,label\n" + "\n".join(rows) + "\n").encode()
+    svm_lf = ("# comment\n" + "\n".join(f"{r.split(',')[2]} 1:{r.split(',')[0]} "
+                                        f"3:{r.split(',')[1]}" for r in rows) + "\n").encode()
+    for read, lf in ((read_csv, csv_lf), (read_libsvm, svm_lf)):
+        want_X, want_y = collect(read(io.BytesIO(lf), chunk_size=7))
+        assert want_X.shape[0] == 40
+        for cr in (lf.replace(b"\n", b"\r"), lf.replace(b"\n", b"\r")[:-1]):
+            X, y = collect(read(io.BytesIO(cr), chunk_size=7))
+            assert np.array_equal(X, want_X) and np.array_equal(y, want_y)
+    # a bad line is named by its line number, as in the '\n' file
+    bad = csv_lf.replace(b"\n", b"\r").replace(rows[30].encode(), b"1,x,0")
+    with pytest.raises(ValueError, match=r"line 32: value in feature column 1 'x'"):
+        collect(read_csv(io.BytesIO(bad)))
+    # '\r\n' files keep their line numbers (the '\r' is not a line of its own)
+    bad = csv_lf.replace(b"\n", b"\r\n").replace(rows[30].encode(), b"1,x,0")
+    with pytest.raises(ValueError, match=r"line 32: value in feature column 1 'x'"):
+        collect(read_csv(io.BytesIO(bad)))
