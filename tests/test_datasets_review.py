@@ -5,7 +5,9 @@ import io
 import numpy as np
 import pytest
 
-from fastbudget.datasets import _source, collect, read_csv, read_libsvm
+from fastbudget.datasets import (
+    _source, collect, make_drifting_gaussians, read_csv, read_libsvm, stream_chunks,
+)
 
 
 # =========================================================================== readers
@@ -34,3 +36,23 @@ def test_lone_cr_line_ends_read_as_the_same_file_with_newlines(block, monkeypatc
     bad = csv_lf.replace(b"\n", b"\r\n").replace(rows[30].encode(), b"1,x,0")
     with pytest.raises(ValueError, match=r"line 32: value in feature column 1 'x'"):
         collect(read_csv(io.BytesIO(bad)))
+
+
+# =========================================================================== generators
+@pytest.mark.parametrize("kw", [{"at_time": float("nan")}, {"at_time": float("inf")},
+                                {"at_time": "10"}, {"at_time": True},
+                                {"separation": float("inf")}])
+def test_drifting_gaussians_refuses_non_finite_time_and_separation(kw):
+    """at_time was not checked (NaN or inf gave NaN features without a word, a string failed
+    deep inside with "could not convert string to float"), nor was an infinite separation
+    (inf * 0 = NaN in the features)."""
+    name = next(iter(kw))
+    with pytest.raises(ValueError, match=f"{name} must be a .*finite number"):
+        make_drifting_gaussians(5, drift=0.1, random_state=0, **kw)
+    if name == "separation":
+        with pytest.raises(ValueError, match="separation must be a positive finite number"):
+            stream_chunks("drifting_gaussians", 5, 2, random_state=0, **kw)
+    # finite values still work, and an int time is the same as a float one
+    X, y = make_drifting_gaussians(5, drift=0.1, at_time=10, random_state=0)
+    X2, y2 = make_drifting_gaussians(5, drift=0.1, at_time=10.0, random_state=0)
+    assert np.isfinite(X).all() and np.array_equal(X, X2) and np.array_equal(y, y2)
