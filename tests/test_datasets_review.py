@@ -4,9 +4,11 @@ import io
 
 import numpy as np
 import pytest
+from sklearn.preprocessing import StandardScaler
 
 from fastbudget.datasets import (
-    _source, collect, make_drifting_gaussians, read_csv, read_libsvm, stream_chunks,
+    StreamingStandardizer, _source, collect, make_drifting_gaussians, read_csv, read_libsvm,
+    stream_chunks,
 )
 
 
@@ -56,3 +58,20 @@ def test_drifting_gaussians_refuses_non_finite_time_and_separation(kw):
     X, y = make_drifting_gaussians(5, drift=0.1, at_time=10, random_state=0)
     X2, y2 = make_drifting_gaussians(5, drift=0.1, at_time=10.0, random_state=0)
     assert np.isfinite(X).all() and np.array_equal(X, X2) and np.array_equal(y, y2)
+
+
+# =========================================================================== standardizer
+def test_standardizer_fits_a_pandas_frame_as_one_array():
+    """fit(DataFrame) iterated over the frame, i.e. its column names, and failed with
+    "X must be numeric; got dtype <U1" (transform and partial_fit took the frame)."""
+    import pandas as pd
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 3)) * [1.0, 10.0, 0.1] + [0.0, 5.0, -2.0]
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    want = StandardScaler().fit(X)
+    s = StreamingStandardizer().fit(df)
+    np.testing.assert_allclose(s.mean_, want.mean_, rtol=1e-12)
+    np.testing.assert_allclose(s.var_, want.var_, rtol=1e-12)
+    np.testing.assert_allclose(StreamingStandardizer().fit_transform(df), want.transform(X),
+                               rtol=1e-12, atol=1e-12)
+    assert StreamingStandardizer().fit(df["a"].to_frame()).mean_.shape == (1,)

@@ -128,6 +128,8 @@ class StreamingStandardizer:
         ----------
         X_or_chunks : array-like of shape (n, d), or an iterable of arrays or of
             ``(X_chunk, y_chunk)`` tuples (e.g. a reader from :func:`read_libsvm`).
+            An array, a pandas DataFrame, a sparse matrix or a list of rows is one array;
+            other iterables are chunks.
 
         Returns
         -------
@@ -135,7 +137,7 @@ class StreamingStandardizer:
         """
         self._check_params()
         self._reset()
-        if isinstance(X_or_chunks, np.ndarray) or hasattr(X_or_chunks, "toarray") or (
+        if hasattr(X_or_chunks, "__array__") or hasattr(X_or_chunks, "toarray") or (
                 isinstance(X_or_chunks, (list, tuple)) and len(X_or_chunks) > 0
                 and np.ndim(X_or_chunks[0]) == 1):
             self._merge(check_array(X_or_chunks))
