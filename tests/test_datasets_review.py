@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
+from fastbudget.base import NotFittedError
 from fastbudget.datasets import (
     StreamingStandardizer, _source, collect, make_drifting_gaussians, read_csv, read_libsvm,
     stream_chunks,
@@ -75,3 +76,32 @@ def test_standardizer_fits_a_pandas_frame_as_one_array():
     np.testing.assert_allclose(StreamingStandardizer().fit_transform(df), want.transform(X),
                                rtol=1e-12, atol=1e-12)
     assert StreamingStandardizer().fit(df["a"].to_frame()).mean_.shape == (1,)
+
+
+def test_standardizer_fit_on_bad_input_leaves_it_as_it_was():
+    """fit reset the statistics first: a chunk that failed (a reader's error on a later
+    line, NaN in an array) left a standardizer holding the statistics of the chunks read
+    before it, not frozen, which then transformed without complaint."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(100, 2)) * 3.0 + 5.0
+    good = StreamingStandardizer().fit(X)
+    want = {k: np.copy(v) for k, v in vars(good).items()}
+
+    def failing_reader():
+        yield X[:50] + 100.0, np.ones(50)
+        raise ValueError("data.csv, line 77: value 'x' is not a number.")
+
+    bad = X.copy()
+    bad[60, 1] = np.nan
+    for data in (failing_reader(), bad, [X[:10], np.zeros((3, 3))]):
+        with pytest.raises(ValueError):
+            good.fit(data)
+        assert vars(good).keys() == want.keys()
+        for k, v in want.items():
+            assert np.array_equal(vars(good)[k], v), k
+    # an unfitted standardizer stays unfitted
+    fresh = StreamingStandardizer()
+    with pytest.raises(ValueError, match="line 77"):
+        fresh.fit(failing_reader())
+    with pytest.raises(NotFittedError):
+        fresh.transform(X)
