@@ -105,3 +105,22 @@ def test_standardizer_fit_on_bad_input_leaves_it_as_it_was():
         fresh.fit(failing_reader())
     with pytest.raises(NotFittedError):
         fresh.transform(X)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize("read,text", [(read_csv, "a\tb\tlabel\n1\t2\t0\n3\t4\t1\n"),
+                                       (read_libsvm, "1 1:2\n-1 2:1\n")])
+def test_utf16_text_is_refused_with_what_to_do(tmp_path, encoding, read, text):
+    """UTF-16 text (Excel's 'Unicode Text' export) failed on its NUL bytes with an error
+    such as "label '\\ufffd\\ufffd1\\x00' is not a number", which does not say what is wrong."""
+    data = text.encode(encoding)
+    if encoding in ("utf-16-le", "utf-16-be"):
+        data = ("\ufeff" + text).encode(encoding)    # with the byte-order mark Excel writes
+    path = tmp_path / "unicode.txt"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=r"unicode\.txt: the text is UTF-16 .*save it as UTF-8"):
+        collect(read(str(path)))
+    # the same text in UTF-8, with or without its byte-order mark, reads
+    for raw in (text.encode(), b"\xef\xbb\xbf" + text.encode()):
+        path.write_bytes(raw)
+        assert collect(read(str(path)))[0].shape[0] == 2

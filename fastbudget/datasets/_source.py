@@ -215,7 +215,7 @@ def line_blocks(stream, name="<input>", block_bytes=None):
     """Yield ``(buf, end)``: ``buf[:end]`` holds whole lines, each ending in ``\\n``.
 
     Memory is one block plus the unfinished last line. A final line without newline gets one.
-    A UTF-8 byte-order mark at the start is dropped. Lines may end in ``\\n``, ``\\r\\n``
+    A UTF-8 byte-order mark at the start is dropped; a UTF-16 or UTF-32 one raises ValueError. Lines may end in ``\\n``, ``\\r\\n``
     (the parsers ignore the ``\\r``) or ``\\r`` alone, as decided at the first line end:
     a ``\\r`` alone there makes every ``\\r`` a line end.
     """
@@ -234,6 +234,12 @@ def line_blocks(stream, name="<input>", block_bytes=None):
         if first and raw:
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise ValueError(
+                    f"{name}: the text is UTF-16 or UTF-32 encoded (it starts with that byte-order "
+                    "mark, as Excel's 'Unicode Text' export); save it as UTF-8 or ASCII, e.g. "
+                    "iconv -f UTF-16 -t UTF-8 < IN > OUT."
+                )
             first = False
         if not raw:
             if carry:
