@@ -8,8 +8,8 @@ from sklearn.preprocessing import StandardScaler
 
 from fastbudget.base import NotFittedError
 from fastbudget.datasets import (
-    StreamingStandardizer, _source, collect, make_drifting_gaussians, read_csv, read_libsvm,
-    stream_chunks,
+    StreamingStandardizer, _source, collect, load_paper_dataset, make_drifting_gaussians,
+    read_csv, read_libsvm, stream_chunks,
 )
 
 
@@ -124,3 +124,16 @@ def test_utf16_text_is_refused_with_what_to_do(tmp_path, encoding, read, text):
     for raw in (text.encode(), b"\xef\xbb\xbf" + text.encode()):
         path.write_bytes(raw)
         assert collect(read(str(path)))[0].shape[0] == 2
+
+
+# =========================================================================== loaders
+def test_loader_test_fraction_that_rounds_to_every_row_is_refused(tmp_path):
+    """test_size is checked to be a fraction below 1, but 0.96 of 10 rows rounded to 10 test
+    rows and load_paper_dataset returned an empty training part without a word."""
+    rows = [f"{1 if i % 2 else -1} 1:{i / 10} 2:{-i / 10}" for i in range(10)]
+    (tmp_path / "banana").mkdir()
+    (tmp_path / "banana" / "banana.all.txt").write_text("\n".join(rows) + "\n")
+    Xa, ya, Xb, yb = load_paper_dataset("banana", tmp_path, test_size=0.9)
+    assert (Xa.shape, Xb.shape) == ((1, 2), (9, 2))
+    with pytest.raises(ValueError, match="leaves no training rows; pass a smaller test_size"):
+        load_paper_dataset("banana", tmp_path, test_size=0.96)
