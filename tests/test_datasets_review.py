@@ -137,3 +137,14 @@ def test_loader_test_fraction_that_rounds_to_every_row_is_refused(tmp_path):
     assert (Xa.shape, Xb.shape) == ((1, 2), (9, 2))
     with pytest.raises(ValueError, match="leaves no training rows; pass a smaller test_size"):
         load_paper_dataset("banana", tmp_path, test_size=0.96)
+
+
+def test_text_object_with_multibyte_characters_reads():
+    """A text object (io.StringIO) returns n characters for n bytes asked, and 'é' is two
+    bytes in UTF-8: past the first block this crashed with "memoryview assignment: lvalue
+    and rvalue have different structures"."""
+    body = "".join(f"{i},{i % 3},{i % 2}\n" for i in range(200_000))
+    text = "é" * 600_000 + ",b,label\n" + body
+    X, y = collect(read_csv(io.StringIO(text)))
+    want_X, want_y = collect(read_csv(io.BytesIO(body.encode()), header=False))
+    assert np.array_equal(X, want_X) and np.array_equal(y, want_y)

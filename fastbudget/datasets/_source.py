@@ -43,18 +43,17 @@ class _Prepended(io.RawIOBase):
 
     def readinto(self, b):
         n = len(b)
-        if self._head:
-            k = min(n, len(self._head))
-            b[:k] = self._head[:k]
-            self._head = self._head[k:]
-            return k
-        data = self._read(n)
-        if not data:
-            return 0
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        b[: len(data)] = data
-        return len(data)
+        if not self._head:
+            data = self._read(n)
+            if not data:
+                return 0
+            if isinstance(data, str):      # n characters may be more than n bytes in UTF-8:
+                data = data.encode("utf-8")  # the rest is kept for the next call
+            self._head = data
+        k = min(n, len(self._head))
+        b[:k] = self._head[:k]
+        self._head = self._head[k:]
+        return k
 
 
 def source_name(src):
