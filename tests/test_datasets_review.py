@@ -139,6 +139,28 @@ def test_loader_test_fraction_that_rounds_to_every_row_is_refused(tmp_path):
         load_paper_dataset("banana", tmp_path, test_size=0.96)
 
 
+@pytest.mark.parametrize("read,kind", [(read_csv, "csv"), (read_libsvm, "libsvm")])
+def test_text_file_object_is_read_from_where_the_caller_left_it(tmp_path, read, kind):
+    """A file opened in text mode was read through its binary buffer, which the text layer
+    had already read ahead (8 KiB) when the caller skipped a preamble line with readline():
+    the rows in between were lost without an error (3,000 rows read as 2,161)."""
+    rows = ([f"{i},{i / 7:.4f},{i % 2}" for i in range(3000)] if kind == "csv"
+            else [f"{i % 2} 1:{i} 3:{i / 7:.4f}" for i in range(3000)])
+    body = ("x,z,label\n" if kind == "csv" else "") + "\n".join(rows) + "\n"
+    path = tmp_path / f"data.{kind}"
+    path.write_text("# exported by some tool\n" + body)
+    want_X, want_y = collect(read(io.BytesIO(body.encode()), chunk_size=500))
+    assert want_X.shape[0] == 3000
+    with open(path) as f:
+        f.readline()                                    # skip the preamble
+        X, y = collect(read(f, chunk_size=500))
+    assert np.array_equal(X, want_X) and np.array_equal(y, want_y)
+    with open(path) as f:
+        next(iter(f))                                   # the same with iteration
+        X, y = collect(read(f, chunk_size=500))
+    assert np.array_equal(X, want_X) and np.array_equal(y, want_y)
+
+
 def test_text_object_with_multibyte_characters_reads():
     """A text object (io.StringIO) returns n characters for n bytes asked, and 'é' is two
     bytes in UTF-8: past the first block this crashed with "memoryview assignment: lvalue

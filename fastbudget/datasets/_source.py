@@ -91,8 +91,9 @@ def open_source(src):
     Parameters
     ----------
     src : str, os.PathLike or file object
-        A path, ``'-'`` for standard input, or an open file object (binary preferred; a text
-        object is read through its ``buffer`` or re-encoded as UTF-8).
+        A path, ``'-'`` for standard input, or an open file object, read from its current
+        position (binary preferred; a seekable text object is read through its text layer,
+        re-encoded as UTF-8, a pipe or terminal opened as text through its ``buffer``).
 
     Returns
     -------
@@ -138,7 +139,17 @@ def open_source(src):
     # file object
     raw = src
     if isinstance(raw, io.TextIOBase):
-        raw = getattr(raw, "buffer", raw)
+        # The text layer reads ahead of what it has returned: after the caller's readline()
+        # (a preamble skipped) its buffer is already blocks further on, so a text file is
+        # read through the text layer. Only a pipe or terminal (standard input opened as
+        # text) is read through its buffer, which keeps a live feed's lines coming as they
+        # arrive (the text layer would wait for a whole block).
+        try:
+            seekable = raw.seekable()
+        except (AttributeError, OSError, ValueError):
+            seekable = False
+        if not seekable:
+            raw = getattr(raw, "buffer", raw)
     reopen = None
     try:
         if raw.seekable():
