@@ -43,18 +43,17 @@ class _Prepended(io.RawIOBase):
 
     def readinto(self, b):
         n = len(b)
-        if self._head:
-            k = min(n, len(self._head))
-            b[:k] = self._head[:k]
-            self._head = self._head[k:]
-            return k
-        data = self._read(n)
-        if not data:
-            return 0
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        b[: len(data)] = data
-        return len(data)
+        if not self._head:
+            data = self._read(n)
+            if not data:
+                return 0
+            if isinstance(data, str):      # n characters may be more than n bytes in UTF-8:
+                data = data.encode("utf-8")  # the rest is kept for the next call
+            self._head = data
+        k = min(n, len(self._head))
+        b[:k] = self._head[:k]
+        self._head = self._head[k:]
+        return k
 
 
 def source_name(src):
@@ -92,8 +91,9 @@ def open_source(src):
     Parameters
     ----------
     src : str, os.PathLike or file object
-        A path, ``'-'`` for standard input, or an open file object (binary preferred; a text
-        object is read through its ``buffer`` or re-encoded as UTF-8).
+        A path, ``'-'`` for standard input, or an open file object, read from its current
+        position (binary preferred; a seekable text object is read through its text layer,
+        re-encoded as UTF-8, a pipe or terminal opened as text through its ``buffer``).
 
     Returns
     -------
@@ -139,7 +139,17 @@ def open_source(src):
     # file object
     raw = src
     if isinstance(raw, io.TextIOBase):
-        raw = getattr(raw, "buffer", raw)
+        # The text layer reads ahead of what it has returned: after the caller's readline()
+        # (a preamble skipped) its buffer is already blocks further on, so a text file is
+        # read through the text layer. Only a pipe or terminal (standard input opened as
+        # text) is read through its buffer, which keeps a live feed's lines coming as they
+        # arrive (the text layer would wait for a whole block).
+        try:
+            seekable = raw.seekable()
+        except (AttributeError, OSError, ValueError):
+            seekable = False
+        if not seekable:
+            raw = getattr(raw, "buffer", raw)
     reopen = None
     try:
         if raw.seekable():
@@ -198,16 +208,32 @@ def _reader(stream):
     return stream.read
 
 
+def _lone_cr(buf):
+    """Whether the first line end in ``buf`` is a ``\\r`` alone (classic Mac OS line ends,
+    still written by some spreadsheet exports): True or False, or None while ``buf`` holds
+    no line end yet (or ends in the ``\\r`` that may be the start of ``\\r\\n``)."""
+    i = buf.find(b"\r")
+    j = buf.find(b"\n", 0, len(buf) if i < 0 else i + 2)
+    if 0 <= j <= i + 1 or (i < 0 and j >= 0):
+        return False
+    if i < 0 or i + 1 == len(buf):
+        return None
+    return True
+
+
 def line_blocks(stream, name="<input>", block_bytes=None):
     """Yield ``(buf, end)``: ``buf[:end]`` holds whole lines, each ending in ``\\n``.
 
     Memory is one block plus the unfinished last line. A final line without newline gets one.
-    A UTF-8 byte-order mark at the start is dropped.
+    A UTF-8 byte-order mark at the start is dropped; a UTF-16 or UTF-32 one raises ValueError. Lines may end in ``\\n``, ``\\r\\n``
+    (the parsers ignore the ``\\r``) or ``\\r`` alone, as decided at the first line end:
+    a ``\\r`` alone there makes every ``\\r`` a line end.
     """
     nb = BLOCK_BYTES if block_bytes is None else block_bytes
     read = _reader(stream)
     carry = b""
     first = True
+    lone_cr = None
     while True:
         try:
             raw = read(nb)
@@ -218,12 +244,22 @@ def line_blocks(stream, name="<input>", block_bytes=None):
         if first and raw:
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise ValueError(
+                    f"{name}: the text is UTF-16 or UTF-32 encoded (it starts with that byte-order "
+                    "mark, as Excel's 'Unicode Text' export); save it as UTF-8 or ASCII, e.g. "
+                    "iconv -f UTF-16 -t UTF-8 < IN > OUT."
+                )
             first = False
         if not raw:
             if carry:
                 yield carry + b"\n", len(carry) + 1
             return
         buf = carry + raw if carry else raw
+        if lone_cr is None:
+            lone_cr = _lone_cr(buf)
+        if lone_cr:
+            buf = buf.replace(b"\r", b"\n")
         k = buf.rfind(b"\n")
         if k < 0:
             carry = buf

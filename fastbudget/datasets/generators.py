@@ -301,7 +301,8 @@ def make_drifting_gaussians(n, dim=3, noise=0.05, drift=0.0, separation=2.0, sta
         Distance between the class means.
     start : int, default=0
         Time of the first example (continues a stream).
-    at_time : float or None
+    at_time : float or None, default=None
+        Time at which every example is drawn (a finite number); None: ``start + i``.
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -313,10 +314,14 @@ def make_drifting_gaussians(n, dim=3, noise=0.05, drift=0.0, separation=2.0, sta
     start = _check_n(start, "start")
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 2:
         raise ValueError(f"dim must be an integer >= 2, got {dim!r}.")
-    if not (isinstance(separation, numbers.Real) and separation > 0):
-        raise ValueError(f"separation must be positive, got {separation!r}.")
+    if not (isinstance(separation, numbers.Real) and 0 < separation < math.inf):
+        raise ValueError(f"separation must be a positive finite number, got {separation!r}.")
     if not (isinstance(drift, numbers.Real) and math.isfinite(drift)):
         raise ValueError(f"drift must be a finite number, got {drift!r}.")
+    if at_time is not None and (isinstance(at_time, bool) or not isinstance(at_time, numbers.Real)
+                                or not math.isfinite(at_time)):
+        raise ValueError(f"at_time must be a finite number (a time in examples) or None, got "
+                         f"{at_time!r}.")
     p = {"dim": int(dim), "separation": float(separation), "noise": _check_frac(noise, "noise"),
          "drift": float(drift), "at_time": at_time,
          "direction": np.eye(int(dim))[0]}

@@ -290,6 +290,11 @@ def load_paper_dataset(name, data_dir, *, standardize=False, test_size=None, ran
                 f"test_size must be an int in [0, {n}) or a fraction in [0, 1), got {test_size!r}."
             )
         n_test = int(ts) if isinstance(ts, numbers.Integral) else int(round(ts * n))
+        if n_test >= n:
+            raise ValueError(
+                f"test_size={ts!r} of the {n} rows of {key!r} is {n_test} test rows, which "
+                f"leaves no training rows; pass a smaller test_size."
+            )
         if n_test == 0:
             Xb, yb = np.zeros((0, Xa.shape[1])), np.zeros(0, dtype=np.int64)
         else:

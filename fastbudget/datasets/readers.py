@@ -5,7 +5,8 @@ Both readers return a generator of ``(X_chunk, y_chunk)`` with at most ``chunk_s
 about 1 MiB (``fastbudget.datasets._source.BLOCK_BYTES``) and parse each block in compiled code
 (:mod:`fastbudget.kernels.readers`), so memory stays at one block plus one chunk whatever the
 file size. Sources: a path (plain, gzip, bzip2 or xz, recognised by magic bytes), ``'-'`` for
-standard input, or an open file object.
+standard input, or an open file object. Lines end in ``\\n``, ``\\r\\n`` or ``\\r`` alone
+(classic Mac OS files); a UTF-8 byte-order mark is skipped.
 
 Errors: a missing file raises ``FileNotFoundError`` when the reader is created; malformed
 content raises ``ValueError`` naming the file, the 1-based line number and what is wrong, when

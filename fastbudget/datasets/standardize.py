@@ -128,22 +128,29 @@ class StreamingStandardizer:
         ----------
         X_or_chunks : array-like of shape (n, d), or an iterable of arrays or of
             ``(X_chunk, y_chunk)`` tuples (e.g. a reader from :func:`read_libsvm`).
+            An array, a pandas DataFrame, a sparse matrix or a list of rows is one array;
+            other iterables are chunks.
 
         Returns
         -------
         self
         """
         self._check_params()
-        self._reset()
-        if isinstance(X_or_chunks, np.ndarray) or hasattr(X_or_chunks, "toarray") or (
+        # statistics gathered apart and kept only when every chunk was read: a bad chunk
+        # (or a reader's error on a later line) leaves the standardizer as it was, not
+        # holding the statistics of the chunks before it
+        acc = StreamingStandardizer.__new__(StreamingStandardizer)
+        if hasattr(X_or_chunks, "__array__") or hasattr(X_or_chunks, "toarray") or (
                 isinstance(X_or_chunks, (list, tuple)) and len(X_or_chunks) > 0
                 and np.ndim(X_or_chunks[0]) == 1):
-            self._merge(check_array(X_or_chunks))
+            acc._merge(check_array(X_or_chunks))
         else:
             for chunk in X_or_chunks:
-                self._merge(self._as_X(chunk))
-        if not hasattr(self, "_m2"):
+                acc._merge(self._as_X(chunk))
+        if not hasattr(acc, "_m2"):
             raise ValueError("fit received no rows; pass a non-empty array or iterable of chunks.")
+        self._reset()
+        self.__dict__.update(acc.__dict__)
         self.frozen_ = True
         return self
 
