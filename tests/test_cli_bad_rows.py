@@ -268,7 +268,7 @@ def test_live_feed_survives_a_bad_line(tmp_path):
     wait_for(lambda: n_seen(out) == 300, proc)
     stdout, stderr = stop_with(proc, signal.SIGINT)
     assert proc.returncode == 0, stderr
-    assert "<stdin>, line 151: value in feature column 1 'garbage' is not a number." in stderr
+    assert "<stdin>, line 151: value of feature index 2 'garbage' is not a number." in stderr
     assert "1 bad row skipped (line 151)" in stdout
     got = fastbudget.load(out)
     ref = api_model(X[:300], y[:300], 100)

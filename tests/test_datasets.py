@@ -277,7 +277,7 @@ def test_read_libsvm_later_zero_index_in_auto_mode():
     (b"1 3:1 2:1\n", "feature index 2 .* sorted and unique"),
     (b"1 3:1 3:1\n", "feature index 3 .* sorted and unique"),
     (b"1 2:\n", "token '2:' has no value after ':'"),
-    (b"1 2:x\n", "value in feature column 1 'x' is not a number"),
+    (b"1 2:x\n", "value of feature index 2 'x' is not a number"),
     (b"abc 2:1\n", "label 'abc' is not a number"),
     (b"1 9:1\n", r"feature index 9 is beyond n_features=5"),
 ])
@@ -367,7 +367,7 @@ def test_non_finite_numbers_are_refused(tok):
     where they are (the estimators would only say that X contains NaN or infinity)."""
     with pytest.raises(ValueError, match=f"line 1: value in feature column 0 '{tok}' is not a finite"):
         collect(read_csv(io.BytesIO(f"{tok},1\n".encode()), header=False))
-    with pytest.raises(ValueError, match=f"line 1: value in feature column 0 '{tok}' is not a finite"):
+    with pytest.raises(ValueError, match=f"line 1: value of feature index 1 '{tok}' is not a finite"):
         collect(read_libsvm(io.BytesIO(f"1 1:{tok}\n".encode())))
 
 
@@ -784,3 +784,20 @@ def test_read_csv_semicolons_and_decimal_commas():
         collect(read_csv(io.BytesIO(b"a;b;label\n1;2;0\n3;2,5;1\n")))
     with pytest.raises(ValueError, match=r"label '1,x' is not a number\.$"):
         collect(read_csv(io.BytesIO(b"a;label\n1;1,x\n")))
+
+
+def test_errors_name_libsvm_features_by_index_and_cut_runaway_fields():
+    """A LIBSVM value is named by its feature index on the line (as the user wrote it, zero-
+    or one-based), a CSV value by its column; a runaway field (a whole line read as one
+    value) is cut in the message."""
+    for data, base, want in ((b"1 1:0.5 3:x\n", "auto", "value of feature index 3 'x'"),
+                             (b"1 0:0.5 3:x\n", "auto", "value of feature index 3 'x'"),
+                             (b"1 3:x\n", True, "value of feature index 3 'x'")):
+        with pytest.raises(ValueError, match=f"line 1: {want} is not a number"):
+            collect(read_libsvm(io.BytesIO(data), zero_based=base))
+    field = "y" * 20_000
+    with pytest.raises(ValueError) as exc:
+        collect(read_csv(io.BytesIO(f"1,{field},1\n".encode()), header=False))
+    msg = str(exc.value)
+    assert "value in feature column 1 'yyyy" in msg and "(20,000 characters) is not a number" in msg
+    assert len(msg) < 200

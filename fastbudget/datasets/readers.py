@@ -59,10 +59,11 @@ def _new_info():
     return info
 
 
-def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None):
+def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None, index_base=None):
     """Parse the slow tokens with Python's float and store them; raise on non-numbers, or,
     with ``bad`` (a dict), record ``bad[row] = (line, error)`` for the first non-number of
-    each row and go on."""
+    each row and go on. ``index_base``: a LIBSVM file's (its errors name the feature by its
+    index on the line, not by its column)."""
     for k in range(n):
         s, e, r, c, ln = (int(v) for v in slow[k])
         tok = buf[s:e]
@@ -73,7 +74,8 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None):
         except ValueError:
             v = None
         if v is None or not math.isfinite(v):  # 'nan', 'inf', '1e400': no learner takes them
-            what = "label" if c < 0 else f"value in feature column {c}"
+            what = ("label" if c < 0 else f"value in feature column {c}" if index_base is None
+                    else f"value of feature index {c + index_base}")
             kind = "a number" if v is None else "a finite number"
             hint = ""
             text = tok.decode("utf-8", "replace")
@@ -85,8 +87,7 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None):
                         "file with '.' as the decimal mark, or replace every ',' by '.' "
                         "(e.g. tr , . < IN > OUT).")
             exc = ValueError(
-                f"{name}, line {line_base + ln + 1}: {what} "
-                f"{tok.decode('utf-8', 'replace')!r} is not {kind}.{hint}"
+                f"{name}, line {line_base + ln + 1}: {what} {_shown(text)} is not {kind}.{hint}"
             )
             if bad is None:
                 raise exc
@@ -101,6 +102,14 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None):
 _NO_QUOTES = ("Quoted fields are not supported (a field ends at the next delimiter): "
               "export the file without quotes, or remove them (e.g. tr -d '\"' < IN > OUT "
               "when no field holds the delimiter).")
+
+
+def _shown(text, limit=80):
+    """``repr(text)`` for an error message, cut to about ``limit`` characters (a runaway
+    field, such as a whole line read as one value, must not fill the terminal)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit - 20]!r}... ({len(text):,} characters)"
 
 
 def _quoted(tok):
@@ -372,14 +381,16 @@ def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, ro
             r0 = row
             st = _k.parse_libsvm(arr, pos, end, X, y, row, offset, True, slow, row_line, info)
             if on_bad_row is None:
-                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base)
+                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base,
+                          index_base=offset)
                 if st >= 10:
                     raise _libsvm_error(st, buf, info, name, line_base, d, offset, inferred,
                                         offset_from)
                 r1 = int(info[_k.I_ROWS])
             else:
                 bad = {}
-                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad)
+                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad,
+                          index_base=offset)
                 err = None if st < 10 else _libsvm_error(st, buf, info, name, line_base, d,
                                                          offset, inferred, offset_from)
                 r1, _ = _skip_bad(err, info, r0, bad, line_base, None, label_check,
