@@ -1067,8 +1067,8 @@ def write_index(out):
              "bound them); each report names the exact command that produced it. The reports of "
              "papers 001, 002 and 004 (streamsvm, span, rueping) are written by their scripts in "
              "`perf/` (`fastbudget reproduce streamsvm`, `span`, `rueping` run them and pass on "
-             "`--data-dir`, `--out`, `--quiet`, and `--orders` as the scripts' seeds or "
-             "repetitions).", ""]
+             "`--data-dir`, `--out`, `--quiet` (span, rueping), and `--orders` as the scripts' "
+             "seeds or repetitions (streamsvm: 4 x `--orders` stream orders)).", ""]
     for fn in sorted(os.listdir(out)):
         if fn.endswith(".md") and fn != "README.md":
             with open(os.path.join(out, fn)) as f:
