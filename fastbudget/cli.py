@@ -1738,8 +1738,9 @@ def build_parser():
     p.add_argument("--data-dir", default=os.environ.get("FASTBUDGET_DATA_DIR"),
                    help="directory of the real data sets (default $FASTBUDGET_DATA_DIR)")
     p.add_argument("--orders", type=int, default=None,
-                   help="random stream orders (default 5, --quick 1); seeds or repetitions of "
-                        "the perf/ scripts")
+                   help="random stream orders (default 5, --quick 1); span, rueping: seeds or "
+                        "repetitions when given (else the script's default); streamsvm: 4 x "
+                        "orders")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute)")
     p.add_argument("--n-max", type=int, default=None,
                    help="cap on training examples per data set (tests, quick looks)")
