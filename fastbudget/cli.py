@@ -1628,7 +1628,8 @@ def _data_options(p, formats=True, bad_rows=True):
     if bad_rows:
         p.add_argument("--on-bad-row", choices=("error", "skip"), default="error",
                        help="a malformed row (a field that is not a finite number, a wrong "
-                            "number of fields, a bad LIBSVM index, a quoted field; for "
+                            "number of fields, a bad LIBSVM index or one beyond a saved "
+                            "model's features, a quoted field; for "
                             "learning, a label that is not one of the model's classes): "
                             "'error' (default) stops with an error naming its line; 'skip' "
                             "leaves it out with a warning naming its line (the first 10), "
