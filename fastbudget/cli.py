@@ -1628,7 +1628,8 @@ def _data_options(p, formats=True, bad_rows=True):
     if bad_rows:
         p.add_argument("--on-bad-row", choices=("error", "skip"), default="error",
                        help="a malformed row (a field that is not a finite number, a wrong "
-                            "number of fields, a bad LIBSVM index, a quoted field; for "
+                            "number of fields, a bad LIBSVM index or one beyond a saved "
+                            "model's features, a quoted field; for "
                             "learning, a label that is not one of the model's classes): "
                             "'error' (default) stops with an error naming its line; 'skip' "
                             "leaves it out with a warning naming its line (the first 10), "
@@ -1738,8 +1739,9 @@ def build_parser():
     p.add_argument("--data-dir", default=os.environ.get("FASTBUDGET_DATA_DIR"),
                    help="directory of the real data sets (default $FASTBUDGET_DATA_DIR)")
     p.add_argument("--orders", type=int, default=None,
-                   help="random stream orders (default 5, --quick 1); seeds or repetitions of "
-                        "the perf/ scripts")
+                   help="random stream orders (default 5, --quick 1); span, rueping: seeds or "
+                        "repetitions when given (else the script's default); streamsvm: 4 x "
+                        "orders")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute)")
     p.add_argument("--n-max", type=int, default=None,
                    help="cap on training examples per data set (tests, quick looks)")

@@ -22,6 +22,7 @@ Entries that run other engineers' scripts from ``perf/`` when the source tree is
 ``streamsvm`` (paper 001 Table 1, Figure 3), ``span`` (paper 002, span vs LRU), ``rueping``
 (paper 004), ``baselines`` (Forgetron/Random/Perceptron/Pegasos columns).
 """
+import copy
 import datetime
 import math
 import os
@@ -985,6 +986,12 @@ def _hook(script, extra):
         if not path.exists():
             raise ValueError(f"this reproduction runs {path}, which is not present (it ships with "
                              f"the source tree: clone the repository and run from it).")
+        # the script runs in the source tree: read the caller's paths against the caller's
+        # working directory, not the tree's
+        args = copy.copy(args)
+        args.out = os.path.abspath(args.out)
+        if args.data_dir:
+            args.data_dir = os.path.abspath(args.data_dir)
         cmd = [sys.executable, str(path)] + extra(args)
         _note(args, "running: " + " ".join(shlex.quote(c) for c in cmd))
         r = subprocess.run(cmd, cwd=str(root))
@@ -999,7 +1006,8 @@ def _streamsvm_args(a):
     if a.data_dir:
         out += ["--data", a.data_dir]
     if a.quick:
-        out += ["--sweep-orders", "5", "--out", os.path.join(a.out, "streamsvm_quick.md")]
+        out += ["--sweep-orders", "5"]
+    out += ["--out", os.path.join(a.out, "streamsvm_quick.md" if a.quick else "streamsvm.md")]
     return out
 
 
@@ -1033,8 +1041,8 @@ REGISTRY = {
     "tvm-figure2": (figure2, "Paper 000 Figure 2: 10^7 N-Checkerboard stream, boundaries"),
     "tvm-figure3": (figure3, "Paper 000 Figure 3: accuracy vs examples, B = 20, 100, 500"),
     "streamsvm": (_hook("reproduce_streamsvm.py", _streamsvm_args),
-                  "Paper 001 Table 1 and Figure 3 (perf/reproduce_streamsvm.py; report "
-                  "docs/results/streamsvm.md)"),
+                  "Paper 001 Table 1 and Figure 3 (perf/reproduce_streamsvm.py; writes "
+                  "<out>/streamsvm.md; --orders x 4 orders)"),
     "span": (_hook("reproduce_span.py", _script_args("--seeds")),
              "Paper 002: span vs LRU (perf/reproduce_span.py; writes <out>/span.md; "
              "--orders = seeds)"),
@@ -1059,8 +1067,8 @@ def write_index(out):
              "bound them); each report names the exact command that produced it. The reports of "
              "papers 001, 002 and 004 (streamsvm, span, rueping) are written by their scripts in "
              "`perf/` (`fastbudget reproduce streamsvm`, `span`, `rueping` run them and pass on "
-             "`--data-dir`, `--out`, `--quiet`, and `--orders` as the scripts' seeds or "
-             "repetitions).", ""]
+             "`--data-dir`, `--out`, `--quiet` (span, rueping), and `--orders` as the scripts' "
+             "seeds or repetitions (streamsvm: 4 x `--orders` stream orders)).", ""]
     for fn in sorted(os.listdir(out)):
         if fn.endswith(".md") and fn != "README.md":
             with open(os.path.join(out, fn)) as f:

@@ -62,10 +62,10 @@ def main():
     # the compiled loop alone (no input validation / label encoding / transaction copy)
     for L in (1, 10):
         def raw(L=L):
-            meb.stream_linear(X, y, np.ones(n), 1.0, 1.0, L, np.zeros(d + 1), np.zeros(3),
+            meb.stream_linear(X, y, np.ones(n), 1.0, 1.0, L, np.zeros(d + 1), np.zeros(meb.FST_SIZE),
                               np.zeros(meb.IST_SIZE, dtype=np.int64), np.zeros((L, d)), np.zeros(L),
                               np.zeros(L), np.zeros(L), np.zeros(L), 1e-6, np.zeros((L + 1, L + 1)),
-                              np.zeros(L + 1), np.zeros(L + 1))
+                              np.zeros(L + 1), np.zeros(L + 1), np.zeros(L + 1))
         raw()
         rows.append((f"compiled loop only (L={L})", best_time(raw, args.repeats), None))
     print(f"stream: n={n:,}, d={d}; best of {args.repeats}")

@@ -1,6 +1,7 @@
 """``fastbudget reproduce``: tvm-table2 (subprocess, checked against in-process fits), the
 argument forwarding of the perf/ script hooks, ``reproduce all`` and ``--svc-n-max`` parsing."""
 import argparse
+import pathlib
 import re
 import subprocess
 import sys
@@ -149,6 +150,57 @@ def test_hook_forwards_through_cli(tmp_path, monkeypatch):
     del args.orders_given
     reproduce.run_cli(args)
     assert "--seeds" not in seen[0] and "--quick" in seen[0]
+
+
+def _fake_hook_runs(monkeypatch):
+    seen = []
+    real_run = subprocess.run
+
+    def fake_run(cmd, **kw):
+        if cmd[0] == "git":             # the report header's commit
+            return real_run(cmd, **kw)
+        seen.append((cmd, kw.get("cwd")))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(reproduce.subprocess, "run", fake_run)
+    return seen
+
+
+def _opt(cmd, flag):
+    return cmd[cmd.index(flag) + 1]
+
+
+@pytest.mark.parametrize("name", ["span", "rueping", "streamsvm"])
+def test_hook_paths_are_the_callers(tmp_path, monkeypatch, name):
+    # the script runs in the source tree; --out and --data-dir given relative to the
+    # caller's directory must not be read against the tree (the report landed in
+    # <tree>/OUT and the data was looked for in <tree>/DATA)
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    seen = _fake_hook_runs(monkeypatch)
+    args = _ns(name=name, orders=None, out="reports", data_dir="data", argv=[name])
+    del args.orders_given
+    assert reproduce.run_cli(args) == 0
+    (cmd, cwd), = seen
+    assert pathlib.Path(cwd) != tmp_path
+    out = _opt(cmd, "--out")
+    if name == "streamsvm":
+        assert out == str(tmp_path / "reports" / "streamsvm.md")
+    else:
+        assert out == str(tmp_path / "reports")
+    assert _opt(cmd, "--data") == str(tmp_path / "data")
+
+
+def test_streamsvm_hook_writes_to_out(tmp_path, monkeypatch):
+    # --out was passed on only with --quick: without it the script wrote the source tree's
+    # docs/results/streamsvm.md whatever --out said
+    seen = _fake_hook_runs(monkeypatch)
+    for quick, fn in ((False, "streamsvm.md"), (True, "streamsvm_quick.md")):
+        args = _ns(name="streamsvm", orders=None, out=str(tmp_path), quick=quick,
+                   argv=["streamsvm"])
+        del args.orders_given
+        assert reproduce.run_cli(args) == 0
+        assert _opt(seen[-1][0], "--out") == str(tmp_path / fn)
 
 
 @pytest.mark.parametrize("skip", [False, True])

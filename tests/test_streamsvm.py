@@ -419,3 +419,20 @@ def test_memory_bytes_is_the_size_of_the_arrays_held(rng, params):
         assert clf.memory_bytes() == first
     else:
         assert clf.memory_bytes() > first       # more core vectors than after 30 examples
+
+
+def test_bench_script_runs():
+    """perf/bench_streamsvm.py calls meb.stream_linear directly (its "compiled loop only"
+    rows), so a change of that signature must be carried into it: it raised TypeError after
+    the weight floor (fst[3]) and the solver scratch q were added."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    r = subprocess.run([sys.executable, str(root / "perf" / "bench_streamsvm.py"), "--n", "2000",
+                        "--repeats", "1"], capture_output=True, text=True, cwd=root, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "compiled loop only (L=10)" in r.stdout

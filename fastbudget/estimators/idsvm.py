@@ -70,7 +70,7 @@ class IncrementalSVC(BudgetClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
     >>> clf = IncrementalSVC(C=10, gamma=1.0, capacity=200).fit(X, y)
-    >>> clf.unlearn(0)          # exact decremental unlearning of the first example
+    >>> clf = clf.unlearn(0)    # exact decremental unlearning of the first example
     >>> bool(clf.score(X, y) > 0.9)
     True
     """

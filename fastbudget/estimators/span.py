@@ -81,7 +81,7 @@ class SpanBudgetClassifier(BudgetClassifier):
     >>> from fastbudget.datasets import make_drifting_gaussians
     >>> from fastbudget.estimators.span import SpanBudgetClassifier
     >>> X, y = make_drifting_gaussians(400, random_state=0)
-    >>> clf = SpanBudgetClassifier(budget=20, C=10.0, gamma=0.5).fit(X, y)
+    >>> clf = SpanBudgetClassifier(budget=20, C=1.0, gamma="auto", margin=1.0).fit(X, y)
     >>> bool(clf.n_support_.sum() <= 20)
     True
     >>> bool(clf.score(X, y) > 0.7)
