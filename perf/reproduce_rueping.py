@@ -31,7 +31,8 @@ from fastbudget.datasets import load_paper_dataset  # noqa: E402
 from fastbudget.engine import NumericalError  # noqa: E402
 from fastbudget.estimators.rueping import SVIncrementalClassifier  # noqa: E402
 
-DATA = pathlib.Path(os.environ.get("FASTBUDGET_DATA", ROOT.parent / "shared" / "data"))
+DATA = pathlib.Path(os.environ.get("FASTBUDGET_DATA_DIR") or os.environ.get("FASTBUDGET_DATA")
+                    or ROOT.parent / "shared" / "data")
 OUT = ROOT / "docs" / "results"
 
 PAPER_41_STATIC = {1e-6: (.893, .896, .895), 1e-5: (.916, .787, .796), 1e-4: (.919, .799, .839),
@@ -151,7 +152,7 @@ def uci(name, kernel, gamma, order, Ls, folds=10, seed=0):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--data", help="data directory (default $FASTBUDGET_DATA or ../shared/data)")
+    ap.add_argument("--data", help="data directory (default $FASTBUDGET_DATA_DIR or ../shared/data)")
     ap.add_argument("--out", help="report directory (default docs/results)")
     ap.add_argument("--reps", type=int, help="repetitions of Sec. 4.1 (default 10, --quick 2)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stdout")

@@ -31,7 +31,8 @@ from fastbudget import IncrementalSVC  # noqa: E402
 from fastbudget.datasets import load_paper_dataset, make_drifting_gaussians  # noqa: E402
 from fastbudget.estimators.span import SpanBudgetClassifier  # noqa: E402
 
-DATA = pathlib.Path(os.environ.get("FASTBUDGET_DATA", ROOT.parent / "shared" / "data"))
+DATA = pathlib.Path(os.environ.get("FASTBUDGET_DATA_DIR") or os.environ.get("FASTBUDGET_DATA")
+                    or ROOT.parent / "shared" / "data")
 OUT = ROOT / "docs" / "results"
 
 C = 1.0
@@ -239,7 +240,7 @@ def plot(res, budgets, path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--data", help="data directory (default $FASTBUDGET_DATA or ../shared/data)")
+    ap.add_argument("--data", help="data directory (default $FASTBUDGET_DATA_DIR or ../shared/data)")
     ap.add_argument("--out", help="report directory (default docs/results)")
     ap.add_argument("--seeds", type=int, help="number of seeds (default 20, --quick 2)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stdout")
