@@ -492,6 +492,16 @@ def load_model(path, expected_class=None):
         )
     params = {k: _decode_value(v, f"parameter {k}") for k, v in meta["params"].items()}
     est = _construct(cls, params, "parameters")
+    try:
+        # the checks fit runs: a fitted model keeps its hyper-parameters unchecked (partial_fit
+        # re-checks only those assigned since), so a bad value in the file (kernel 'x',
+        # budget -3, lambda_ NaN) would otherwise surface as a KeyError in predict, an
+        # IndexError in partial_fit or non-finite decision values
+        est._validate_common_params()
+        est._validate_params()
+    except (ValueError, TypeError) as exc:
+        _fail(path, f"the stored hyper-parameters are invalid ({exc}); the file was edited "
+                    "or is damaged.")
     scalars = meta["scalars"]
     n_features = scalars.get("base.n_features_in_")
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:

@@ -1,0 +1,82 @@
+"""Persistence review: what a user loading, saving and copying models runs into (files edited
+or damaged in ways the checksum cannot catch, since anyone can re-sign a file)."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import fastbudget.persist as persist
+from _estimators import ESTIMATORS, IDS, is_binary
+from _helpers import stream
+from fastbudget.persist import ModelFormatError, load_model
+
+
+def _fitted(factory, n=240):
+    est = factory()
+    X, y = stream(0, n=n, n_classes=2 if is_binary(est) else 4)
+    for lo in range(0, n - 40, 50):
+        est.partial_fit(X[lo:lo + 50], y[lo:lo + 50], classes=np.unique(y))
+    return est, X, y
+
+
+def _resign(path, mutate_meta=None, arrays_update=None):
+    """Rewrite a saved file with edited metadata / arrays, manifest and checksum made to
+    match (what someone editing a file by hand, or a buggy writer, produces)."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays.pop(persist.METADATA_KEY).tobytes())
+    for k, a in (arrays_update or {}).items():
+        arrays[k] = a
+        meta["arrays"][k] = {"shape": list(a.shape), "dtype": a.dtype.str}
+    if mutate_meta:
+        mutate_meta(meta)
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    meta["sha256"] = persist._digest(body, arrays)
+    blob = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with open(path, "wb") as fh:
+        np.savez(fh, **{persist.METADATA_KEY: blob}, **arrays)
+
+
+# ---------------------------------------------------------------------- hyper-parameters
+_BAD_PARAMS = {"kernel": "x", "budget": -3, "C": -1.0, "gamma": -1.0, "lambda_": math.nan,
+               "capacity": -3, "total_budget": 1, "maintenance": "x"}
+
+
+def _bad_param_cases():
+    for id_, factory in ESTIMATORS:
+        params = factory().get_params(deep=False)
+        for name, bad in _BAD_PARAMS.items():
+            if name in params:
+                yield pytest.param(factory, (name,), bad, id=f"{id_}-{name}")
+        inner = params.get("estimator")
+        if inner is not None:
+            for name, bad in _BAD_PARAMS.items():
+                if name in inner.get_params(deep=False) and name != "budget":
+                    yield pytest.param(factory, ("estimator", name), bad,
+                                       id=f"{id_}-estimator.{name}")
+
+
+def _encode(v):
+    return {"__float__": "nan"} if isinstance(v, float) and math.isnan(v) else v
+
+
+@pytest.mark.parametrize("factory, where, bad", list(_bad_param_cases()))
+def test_invalid_stored_hyper_parameter_refused_at_load(factory, where, bad, tmp_path):
+    """A file whose hyper-parameters fit would refuse (kernel 'x', budget -3, lambda_ NaN,
+    also those of a one-vs-rest template) is refused by load with a ModelFormatError, not
+    loaded into a model that fails later with a KeyError in predict, an IndexError in
+    partial_fit or non-finite decision values."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+
+    def edit(meta):
+        params = meta["params"]
+        for key in where[:-1]:
+            params = params[key]["params"]
+        params[where[-1]] = _encode(bad)
+
+    _resign(path, mutate_meta=edit)
+    with pytest.raises(ModelFormatError, match=f"Cannot load .*{where[-1]}"):
+        load_model(path)
