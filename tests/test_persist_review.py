@@ -80,3 +80,63 @@ def test_invalid_stored_hyper_parameter_refused_at_load(factory, where, bad, tmp
     _resign(path, mutate_meta=edit)
     with pytest.raises(ModelFormatError, match=f"Cannot load .*{where[-1]}"):
         load_model(path)
+
+
+# ---------------------------------------------------------------------- state layout
+def _is_baseline(est):
+    from fastbudget.estimators.baselines import _StreamingMixin
+    return isinstance(est, _StreamingMixin)
+
+
+def _state_array_cases(kinds):
+    """(factory, state array name) for every learner whose saved state holds that array."""
+    for id_, factory in ESTIMATORS:
+        est, _, _ = _fitted(factory)
+        if not _is_baseline(est):
+            continue
+        for name, v in est._get_state().items():
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] > 1 and v.dtype.kind in kinds:
+                yield pytest.param(factory, name, id=f"{id_}-{name}")
+
+
+@pytest.mark.parametrize("factory, name", list(_state_array_cases("fiub")))
+def test_baseline_state_array_of_wrong_shape_refused(factory, name, tmp_path):
+    """A state array one row short of what the parameters give (a file edited, or written
+    for other parameters) is refused at load, not loaded into a model whose predict fails
+    with a matmul error or whose compiled update reads past the array."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    a = est._get_state()[name]
+    _resign(path, arrays_update={"state." + name: np.ascontiguousarray(a[:-1])})
+    with pytest.raises(ModelFormatError, match=f"Cannot load .*{name}"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("factory", [pytest.param(f, id=i) for i, f in ESTIMATORS
+                                     if _is_baseline(f())])
+@pytest.mark.parametrize("pos, value", [(0, 10**6), (0, -1)], ids=["big", "negative"])
+def test_baseline_counter_outside_the_arrays_refused(factory, pos, value, tmp_path):
+    """``_istate[0]`` counts the live rows of the preallocated arrays; the compiled updates
+    index them without bounds checks, so a file with a count beyond them crashed the
+    interpreter (segmentation fault) at the first predict, and a negative one wrote at
+    negative indices. load refuses both."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    ist = est._get_state()["_istate"].copy()
+    ist[pos] = value
+    _resign(path, arrays_update={"state._istate": ist})
+    with pytest.raises(ModelFormatError, match="Cannot load .*_istate"):
+        load_model(path)
+
+
+def test_unbounded_perceptron_that_grew_still_loads(tmp_path):
+    """The layout check allows the store of a budget=None kernel perceptron to have grown."""
+    from fastbudget.estimators.baselines import PerceptronClassifier
+    X, y = stream(3, n=600)
+    est = PerceptronClassifier(budget=None, kernel="rbf").fit(X, y)
+    assert est._SV.shape[0] > 64
+    est.save(tmp_path / "m.npz")
+    back = load_model(tmp_path / "m.npz")
+    assert back.decision_function(X).tobytes() == est.decision_function(X).tobytes()
