@@ -140,3 +140,42 @@ def test_unbounded_perceptron_that_grew_still_loads(tmp_path):
     est.save(tmp_path / "m.npz")
     back = load_model(tmp_path / "m.npz")
     assert back.decision_function(X).tobytes() == est.decision_function(X).tobytes()
+
+
+def _engine_cases():
+    for id_, factory in ESTIMATORS:
+        est, _, _ = _fitted(factory)
+        keys = [k[:-len("S_idx")] for k in est._get_state() if k.endswith("S_idx")]
+        if keys:
+            yield pytest.param(factory, keys[0], id=id_)
+
+
+@pytest.mark.parametrize("factory, prefix", list(_engine_cases()))
+@pytest.mark.parametrize("field, index, value", [
+    ("S_idx", 0, 10**6), ("spos", 0, 10**6), ("spos", 0, -7), ("ist", 1, 10**6),
+    ("ist", 2, -1), ("status", 0, 99)], ids=lambda v: str(v))
+def test_engine_index_outside_the_arrays_refused(factory, prefix, field, index, value,
+                                                 tmp_path):
+    """The exact-SVM engine's index arrays (margin set S_idx, positions spos, the margin
+    set size and high-water mark in ist, slot status) drive compiled loops without bounds
+    checks: a file holding an index beyond the arrays crashed the interpreter (segmentation
+    fault) at the first partial_fit. load refuses it."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    a = est._get_state()[prefix + field].copy()
+    a[index] = value
+    _resign(path, arrays_update={"state." + prefix + field: a})
+    with pytest.raises(ModelFormatError, match="Cannot load .*engine"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("factory, prefix", list(_engine_cases()))
+def test_engine_array_of_wrong_shape_refused(factory, prefix, tmp_path):
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    K = est._get_state()[prefix + "K"]
+    _resign(path, arrays_update={"state." + prefix + "K": np.ascontiguousarray(K[:-1])})
+    with pytest.raises(ModelFormatError, match="Cannot load"):
+        load_model(path)
