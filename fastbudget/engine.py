@@ -48,6 +48,55 @@ _MESSAGES = {
 }
 
 
+def check_state_arrays(get, n_features):
+    """Raise ``ValueError`` unless the engine arrays ``get(field)`` (the fields of
+    ``ad.EngineState``; ``get`` returns None for an absent one) are laid out as
+    ``ad.alloc_state`` lays them out for some number of slots and ``n_features`` features,
+    and the indices they hold point inside them. The compiled kernels index without bounds
+    checks, so a loaded file that broke this would make them read and write outside the
+    arrays (a segmentation fault at best). Run by ``persist.load_model``."""
+    status = get("status")
+    if not isinstance(status, np.ndarray) or status.ndim != 1:
+        raise ValueError("engine array 'status' is missing or not 1-D")
+    n = status.shape[0]
+    shapes = {"X": (n, n_features), "R": (n + 1, n + 1), "K": (n, n), "beta": (n + 1,),
+              "v": (n + 1,), "kpar": (3,), "fs": (ad.N_FS,), "ist": (ad.N_IST,),
+              "tol": (ad.N_TOL,)}
+    ints = ("status", "S_idx", "spos", "ist", "sparse")
+    for f in ad.EngineState._fields:
+        a = get(f)
+        if a is None:
+            continue
+        want = shapes.get(f, (n,))
+        kind = "i" if f in ints or f in ("skip", "insp") else "f"
+        if not isinstance(a, np.ndarray) or a.shape != want or a.dtype.kind != kind:
+            raise ValueError(
+                f"engine array {f!r} is {getattr(a, 'dtype', type(a).__name__)} of shape "
+                f"{np.shape(a)}; an engine of {n} slots and {n_features} features holds "
+                f"shape {want}")
+    ist = get("ist")
+    if ist is not None:
+        for i, label in ((ad.I_NS, "margin set size"), (ad.I_HW, "high-water mark"),
+                         (ad.I_NSPARSE, "sparse count")):
+            if not 0 <= int(ist[i]) <= n:
+                raise ValueError(f"engine {label} ist[{i}] = {int(ist[i])} is outside [0, {n}]")
+        if int(ist[ad.I_KCODE]) not in KERNEL_CODES.values():
+            raise ValueError(f"engine kernel code {int(ist[ad.I_KCODE])} is unknown")
+    if ((status < ad.FREE) | (status > ad.CAND)).any():
+        raise ValueError("engine array 'status' holds an unknown slot status")
+    for f, low in (("S_idx", -1), ("spos", -1), ("sparse", 0)):
+        a = get(f)
+        if a is None:
+            continue
+        if f == "sparse":
+            a = a[:int(ist[ad.I_NSPARSE])] if ist is not None else a[:0]
+        if a.size and (a.min() < low or a.max() >= n):
+            raise ValueError(f"engine array {f!r} holds a slot index outside [{low}, {n})")
+    S_idx = get("S_idx")
+    if ist is not None and S_idx is not None and (S_idx[:int(ist[ad.I_NS])] < 0).any():
+        raise ValueError("engine margin set lists a free slot (S_idx = -1)")
+
+
 def state_decision(st, X):
     """Decision values of the SVM held in an engine state (stored values divided by the
     margin target mu), for the rows of X. Shared by every learner built on the engine."""

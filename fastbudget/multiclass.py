@@ -234,6 +234,9 @@ class OneVsRestClassifier(BudgetClassifier):
         estimators = []
         for sub in subs:
             est = self._new_learner()
+            # the checks its first partial_fit would run (a loaded template is not checked)
+            est._validate_common_params()
+            est._validate_params()
             est.classes_ = np.array([-1, 1])
             est.n_features_in_ = int(self.n_features_in_)
             check = getattr(est, "_check_state", None)

@@ -458,6 +458,18 @@ def _check_spec(name, spec, path):
     return tuple(shape), dtype
 
 
+def _check_engines(state, n_features):
+    """Check every exact-SVM engine state in ``state`` (the arrays named ``<prefix>S_idx``,
+    ``<prefix>status``, ...; learners store them under ``engine_``, ``_eng_`` and, inside a
+    one-vs-rest model, ``e<k>.`` before that) with ``engine.check_state_arrays``."""
+    from .engine import check_state_arrays
+
+    for key in state:
+        if key.endswith("status") and (key[:-6] + "S_idx") in state:
+            prefix = key[:-6]
+            check_state_arrays(lambda f: state.get(prefix + f), n_features)
+
+
 def load_model(path, expected_class=None):
     """Load a model written by :func:`save_model` / ``BudgetClassifier.save``.
 
@@ -492,6 +504,16 @@ def load_model(path, expected_class=None):
         )
     params = {k: _decode_value(v, f"parameter {k}") for k, v in meta["params"].items()}
     est = _construct(cls, params, "parameters")
+    try:
+        # the checks fit runs: a fitted model keeps its hyper-parameters unchecked (partial_fit
+        # re-checks only those assigned since), so a bad value in the file (kernel 'x',
+        # budget -3, lambda_ NaN) would otherwise surface as a KeyError in predict, an
+        # IndexError in partial_fit or non-finite decision values
+        est._validate_common_params()
+        est._validate_params()
+    except (ValueError, TypeError) as exc:
+        _fail(path, f"the stored hyper-parameters are invalid ({exc}); the file was edited "
+                    "or is damaged.")
     scalars = meta["scalars"]
     n_features = scalars.get("base.n_features_in_")
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
@@ -546,6 +568,7 @@ def load_model(path, expected_class=None):
         check = getattr(est, "_check_state", None)
         if check is not None:
             check(state)
+        _check_engines(state, n_features)
         est._set_state(state)
         est._snapshot_params()
     except ModelFormatError:

@@ -103,6 +103,51 @@ class _StreamingMixin:
     def _after_set_state(self):
         pass
 
+    # Entries of ``_istate`` that index the preallocated arrays: (position, array whose
+    # length n bounds it, True when the entry may equal n). The compiled updates index
+    # without bounds checks, so a file holding a larger value would write outside memory.
+    _istate_bounds = ()
+    # arrays whose first dimension may differ from _init_state's (grown while learning)
+    _growable = ()
+
+    def _check_state(self, state):
+        """Raise ``ValueError`` unless the arrays of ``state`` have the dtypes and shapes
+        ``_init_state`` gives for these parameters and ``n_features_in_``, and the counters
+        of ``_istate`` are non-negative and inside those arrays (``load`` calls this before
+        ``_set_state``; names absent from ``state`` are left to ``_set_state``)."""
+        ref = object.__new__(type(self))
+        ref.__dict__.update(self.__dict__)
+        ref._init_state(int(self.n_features_in_))
+        name = type(self).__name__
+        grown = set()
+        for key in self._state_names:
+            want = getattr(ref, key, None)
+            if key not in state or not isinstance(want, np.ndarray):
+                continue
+            got = state[key]
+            ok = (isinstance(got, np.ndarray) and got.dtype == want.dtype
+                  and got.ndim == want.ndim)
+            if ok and got.shape != want.shape:
+                ok = key in self._growable and got.shape[1:] == want.shape[1:]
+                grown.add(got.shape[0])
+            if not ok:
+                raise ValueError(
+                    f"state array {key!r} is {getattr(got, 'dtype', type(got).__name__)} of "
+                    f"shape {np.shape(got)}, but {name} with these parameters and "
+                    f"{self.n_features_in_} features holds {want.dtype} of shape {want.shape}")
+        if len(grown) > 1:
+            raise ValueError(f"the arrays {list(self._growable)} differ in length {sorted(grown)}")
+        ist = state.get("_istate")
+        if isinstance(ist, np.ndarray) and (ist < 0).any():
+            raise ValueError(f"_istate holds a negative counter {ist.tolist()}")
+        for pos, key, inclusive in self._istate_bounds:
+            if isinstance(ist, np.ndarray) and isinstance(state.get(key), np.ndarray):
+                n = state[key].shape[0]
+                v = int(ist[pos])
+                if v > n or (v == n and not inclusive):
+                    raise ValueError(
+                        f"_istate[{pos}] = {v} points outside {key!r} ({n} rows)")
+
 
 class _KernelSVMixin:
     """Public attributes of support-vector models stored in ``_SV`` / ``_coef``, laid out
@@ -222,6 +267,16 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     @property
     def _primal(self):
         return self.kernel == "linear" and self.budget is None
+
+    @property
+    def _istate_bounds(self):
+        # [n_live, head, ...]: n_live <= capacity, head < capacity
+        return () if self._primal else ((0, "_SV", True), (1, "_SV", False))
+
+    @property
+    def _growable(self):
+        # budget=None: the store of support vectors doubles when full
+        return ("_SV", "_coef", "_sv_t") if self.budget is None else ()
 
     def _validate_common_params(self):
         # budget=None (unbounded) is valid here; the other checks are in _validate_params
@@ -376,6 +431,7 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     """
 
     _state_names = ("_SV", "_coef", "_sv_t", "_istate", "_fstate", "_kpar")
+    _istate_bounds = ((0, "_SV", True), (1, "_SV", False))     # [n_live, head, ...]
     _unit_weights_only = True
     _unit_weights_reason = "its shrinking schedule assumes unit perceptron steps"
 
@@ -477,6 +533,7 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
     _state_names = ("_w", "_g", "_Xb", "_yb", "_sb", "_istate")
+    _istate_bounds = ((0, "_Xb", False),)     # [n_buf, ...]: a full block is applied at once
 
     def __init__(self, lambda_=1e-4, k=1, fit_intercept=True, random_state=None,
                  class_weight=None):
@@ -620,6 +677,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
     _state_names = ("_SV", "_coef", "_Kc", "_sv_t", "_istate", "_kpar")
+    _istate_bounds = ((0, "_SV", True),)      # [n_live, ...]
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
                  lambda_=1e-4, maintenance="merging", random_state=None, class_weight=None):
@@ -770,6 +828,8 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
         self.C = C
         self.random_state = random_state
         self.class_weight = class_weight
+
+    _istate_bounds = ((0, "_RX", True),)      # [n_in_reservoir, ...]
 
     @property
     def _state_names(self):

@@ -1,0 +1,181 @@
+"""Persistence review: what a user loading, saving and copying models runs into (files edited
+or damaged in ways the checksum cannot catch, since anyone can re-sign a file)."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import fastbudget.persist as persist
+from _estimators import ESTIMATORS, IDS, is_binary
+from _helpers import stream
+from fastbudget.persist import ModelFormatError, load_model
+
+
+def _fitted(factory, n=240):
+    est = factory()
+    X, y = stream(0, n=n, n_classes=2 if is_binary(est) else 4)
+    for lo in range(0, n - 40, 50):
+        est.partial_fit(X[lo:lo + 50], y[lo:lo + 50], classes=np.unique(y))
+    return est, X, y
+
+
+def _resign(path, mutate_meta=None, arrays_update=None):
+    """Rewrite a saved file with edited metadata / arrays, manifest and checksum made to
+    match (what someone editing a file by hand, or a buggy writer, produces)."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays.pop(persist.METADATA_KEY).tobytes())
+    for k, a in (arrays_update or {}).items():
+        arrays[k] = a
+        meta["arrays"][k] = {"shape": list(a.shape), "dtype": a.dtype.str}
+    if mutate_meta:
+        mutate_meta(meta)
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    meta["sha256"] = persist._digest(body, arrays)
+    blob = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with open(path, "wb") as fh:
+        np.savez(fh, **{persist.METADATA_KEY: blob}, **arrays)
+
+
+# ---------------------------------------------------------------------- hyper-parameters
+_BAD_PARAMS = {"kernel": "x", "budget": -3, "C": -1.0, "gamma": -1.0, "lambda_": math.nan,
+               "capacity": -3, "total_budget": 1, "maintenance": "x"}
+
+
+def _bad_param_cases():
+    for id_, factory in ESTIMATORS:
+        params = factory().get_params(deep=False)
+        for name, bad in _BAD_PARAMS.items():
+            if name in params:
+                yield pytest.param(factory, (name,), bad, id=f"{id_}-{name}")
+        inner = params.get("estimator")
+        if inner is not None:
+            for name, bad in _BAD_PARAMS.items():
+                if name in inner.get_params(deep=False) and name != "budget":
+                    yield pytest.param(factory, ("estimator", name), bad,
+                                       id=f"{id_}-estimator.{name}")
+
+
+def _encode(v):
+    return {"__float__": "nan"} if isinstance(v, float) and math.isnan(v) else v
+
+
+@pytest.mark.parametrize("factory, where, bad", list(_bad_param_cases()))
+def test_invalid_stored_hyper_parameter_refused_at_load(factory, where, bad, tmp_path):
+    """A file whose hyper-parameters fit would refuse (kernel 'x', budget -3, lambda_ NaN,
+    also those of a one-vs-rest template) is refused by load with a ModelFormatError, not
+    loaded into a model that fails later with a KeyError in predict, an IndexError in
+    partial_fit or non-finite decision values."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+
+    def edit(meta):
+        params = meta["params"]
+        for key in where[:-1]:
+            params = params[key]["params"]
+        params[where[-1]] = _encode(bad)
+
+    _resign(path, mutate_meta=edit)
+    with pytest.raises(ModelFormatError, match=f"Cannot load .*{where[-1]}"):
+        load_model(path)
+
+
+# ---------------------------------------------------------------------- state layout
+def _is_baseline(est):
+    from fastbudget.estimators.baselines import _StreamingMixin
+    return isinstance(est, _StreamingMixin)
+
+
+def _state_array_cases(kinds):
+    """(factory, state array name) for every learner whose saved state holds that array."""
+    for id_, factory in ESTIMATORS:
+        est, _, _ = _fitted(factory)
+        if not _is_baseline(est):
+            continue
+        for name, v in est._get_state().items():
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] > 1 and v.dtype.kind in kinds:
+                yield pytest.param(factory, name, id=f"{id_}-{name}")
+
+
+@pytest.mark.parametrize("factory, name", list(_state_array_cases("fiub")))
+def test_baseline_state_array_of_wrong_shape_refused(factory, name, tmp_path):
+    """A state array one row short of what the parameters give (a file edited, or written
+    for other parameters) is refused at load, not loaded into a model whose predict fails
+    with a matmul error or whose compiled update reads past the array."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    a = est._get_state()[name]
+    _resign(path, arrays_update={"state." + name: np.ascontiguousarray(a[:-1])})
+    with pytest.raises(ModelFormatError, match=f"Cannot load .*{name}"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("factory", [pytest.param(f, id=i) for i, f in ESTIMATORS
+                                     if _is_baseline(f())])
+@pytest.mark.parametrize("pos, value", [(0, 10**6), (0, -1)], ids=["big", "negative"])
+def test_baseline_counter_outside_the_arrays_refused(factory, pos, value, tmp_path):
+    """``_istate[0]`` counts the live rows of the preallocated arrays; the compiled updates
+    index them without bounds checks, so a file with a count beyond them crashed the
+    interpreter (segmentation fault) at the first predict, and a negative one wrote at
+    negative indices. load refuses both."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    ist = est._get_state()["_istate"].copy()
+    ist[pos] = value
+    _resign(path, arrays_update={"state._istate": ist})
+    with pytest.raises(ModelFormatError, match="Cannot load .*_istate"):
+        load_model(path)
+
+
+def test_unbounded_perceptron_that_grew_still_loads(tmp_path):
+    """The layout check allows the store of a budget=None kernel perceptron to have grown."""
+    from fastbudget.estimators.baselines import PerceptronClassifier
+    X, y = stream(3, n=600)
+    est = PerceptronClassifier(budget=None, kernel="rbf").fit(X, y)
+    assert est._SV.shape[0] > 64
+    est.save(tmp_path / "m.npz")
+    back = load_model(tmp_path / "m.npz")
+    assert back.decision_function(X).tobytes() == est.decision_function(X).tobytes()
+
+
+def _engine_cases():
+    for id_, factory in ESTIMATORS:
+        est, _, _ = _fitted(factory)
+        keys = [k[:-len("S_idx")] for k in est._get_state() if k.endswith("S_idx")]
+        if keys:
+            yield pytest.param(factory, keys[0], id=id_)
+
+
+@pytest.mark.parametrize("factory, prefix", list(_engine_cases()))
+@pytest.mark.parametrize("field, index, value", [
+    ("S_idx", 0, 10**6), ("spos", 0, 10**6), ("spos", 0, -7), ("ist", 1, 10**6),
+    ("ist", 2, -1), ("status", 0, 99)], ids=lambda v: str(v))
+def test_engine_index_outside_the_arrays_refused(factory, prefix, field, index, value,
+                                                 tmp_path):
+    """The exact-SVM engine's index arrays (margin set S_idx, positions spos, the margin
+    set size and high-water mark in ist, slot status) drive compiled loops without bounds
+    checks: a file holding an index beyond the arrays crashed the interpreter (segmentation
+    fault) at the first partial_fit. load refuses it."""
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    a = est._get_state()[prefix + field].copy()
+    a[index] = value
+    _resign(path, arrays_update={"state." + prefix + field: a})
+    with pytest.raises(ModelFormatError, match="Cannot load .*engine"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("factory, prefix", list(_engine_cases()))
+def test_engine_array_of_wrong_shape_refused(factory, prefix, tmp_path):
+    est, X, y = _fitted(factory)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    K = est._get_state()[prefix + "K"]
+    _resign(path, arrays_update={"state." + prefix + "K": np.ascontiguousarray(K[:-1])})
+    with pytest.raises(ModelFormatError, match="Cannot load"):
+        load_model(path)
