@@ -179,3 +179,35 @@ def test_engine_array_of_wrong_shape_refused(factory, prefix, tmp_path):
     _resign(path, arrays_update={"state." + prefix + "K": np.ascontiguousarray(K[:-1])})
     with pytest.raises(ModelFormatError, match="Cannot load"):
         load_model(path)
+
+
+_TVM = dict(ESTIMATORS)["tvm"]
+
+
+@pytest.mark.parametrize("field, index, value", [
+    ("nn_idx", 0, 10**6), ("nn2_idx", 3, -5), ("ist", 0, 10**6), ("ist", 6, 10**6),
+    ("ist", 7, -1), ("active", 2, 7)], ids=lambda v: str(v))
+def test_tvm_twin_index_outside_the_arrays_refused(field, index, value, tmp_path):
+    """TVM's twin arrays (nearest-merge-neighbour indices, the twin count, the spare twin
+    indices, the active flags) drive compiled loops without bounds checks: a file holding
+    twin_nn_idx = 10**6 crashed the interpreter at the first partial_fit. load refuses it."""
+    est, X, y = _fitted(_TVM)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    a = est._get_state()["twin_" + field].copy()
+    a[index] = value
+    _resign(path, arrays_update={"state.twin_" + field: a})
+    with pytest.raises(ModelFormatError, match="Cannot load .*twin"):
+        load_model(path)
+
+
+def test_tvm_twin_array_of_wrong_shape_refused(tmp_path):
+    est, X, y = _fitted(_TVM)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    Q = est._get_state()["twin_Q"]
+    _resign(path, arrays_update={"state.twin_Q": np.ascontiguousarray(Q[:-1])})
+    with pytest.raises(ModelFormatError, match="Cannot load .*twin array 'Q'"):
+        load_model(path)
+    est.save(path)                                  # the untouched file loads and agrees
+    assert np.array_equal(load_model(path).decision_function(X), est.decision_function(X))

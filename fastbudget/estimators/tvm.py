@@ -432,12 +432,48 @@ class TVMClassifier(BudgetClassifier):
         return state
 
     def _check_state(self, state):
+        """Raise ``ValueError`` unless the twin arrays of ``state`` are laid out as
+        ``alloc_twins`` lays them out for this budget and ``n_features_in_`` and the twin
+        indices they hold point inside them (the compiled kernels index without bounds
+        checks; ``load`` calls this, and checks the engine arrays apart)."""
         # the removal rule is read from the stored parameters (P_REMOVAL); models saved
         # before the option hold 0.0 there, i.e. 'abs'
         par = state.get("twin_par")
         if par is not None and np.ndim(par) == 1 and par.shape[0] > ktvm.P_REMOVAL:
             if par[ktvm.P_REMOVAL] not in (ktvm.REMOVAL_ABS, ktvm.REMOVAL_OWN_SIDE):
                 raise ValueError(f"unknown removal code {par[ktvm.P_REMOVAL]!r} in twin_par")
+        if not state.get("allocated", False):
+            return
+        B = int(self.budget)
+        n = B + 2
+        ref = ktvm.alloc_twins(B, int(self.n_features_in_))
+        for f in _TWIN_FIELDS:
+            got, want = state.get("twin_" + f), getattr(ref, f)
+            if f in ktvm.SCRATCH_FIELDS or got is None:    # absent: left to _set_state
+                continue
+            if not isinstance(got, np.ndarray) or got.dtype != want.dtype or got.shape != want.shape:
+                raise ValueError(
+                    f"twin array {f!r} is {getattr(got, 'dtype', type(got).__name__)} of shape "
+                    f"{np.shape(got)}; TVM with budget={B} and {self.n_features_in_} features "
+                    f"holds {want.dtype} of shape {want.shape}")
+        for f in ("nn_idx", "nn2_idx"):
+            a = state.get("twin_" + f)
+            if a is not None and (a.min() < -1 or a.max() >= n):
+                raise ValueError(f"twin array {f!r} holds a twin index outside [-1, {n})")
+        active, ist = state.get("twin_active"), state.get("twin_ist")
+        if active is not None and not np.isin(active, (0, 1)).all():
+            raise ValueError("twin array 'active' holds values other than 0 and 1")
+        if ist is not None:
+            n_tw, spares = int(ist[ktvm.T_NTW]), (int(ist[ktvm.T_SPARE]), int(ist[ktvm.T_SPARE2]))
+            if not 0 <= n_tw <= B or (active is not None and int(active.sum()) != n_tw):
+                raise ValueError(f"twin count ist[{ktvm.T_NTW}] = {n_tw} is outside [0, {B}] "
+                                 "or is not the number of active twins")
+            if not all(0 <= t < n for t in spares) or spares[0] == spares[1]:
+                raise ValueError(f"spare twin indices {spares} are not two indices in [0, {n})")
+        status = state.get("engine_status")
+        if isinstance(status, np.ndarray) and status.shape != (2 * n,):
+            raise ValueError(f"the engine has {status.shape[0] if status.ndim else 0} slots; "
+                             f"TVM with budget={B} pairs 2 per twin, {2 * n}")
 
     def _set_state(self, state):
         self.n_skipped_ = int(state.get("n_skipped", 0))    # (absent in older files)
