@@ -211,3 +211,40 @@ def test_tvm_twin_array_of_wrong_shape_refused(tmp_path):
         load_model(path)
     est.save(path)                                  # the untouched file loads and agrees
     assert np.array_equal(load_model(path).decision_function(X), est.decision_function(X))
+
+
+_STREAMSVM_VARIANTS = [
+    dict(), dict(lookahead=5), dict(n_balls=3), dict(kernel="rbf", capacity=300),
+    dict(kernel="rbf", capacity=300, lookahead=4, gamma="scale"),
+    dict(kernel="poly", capacity=300, fit_intercept=False)]
+
+
+@pytest.mark.parametrize("kw", _STREAMSVM_VARIANTS, ids=lambda kw: str(kw) or "linear")
+def test_streamsvm_state_checked_at_load(kw, tmp_path):
+    """StreamSVM's stored configuration must be the one its parameters give, and its arrays
+    and counters must fit it: a tampered array shape loaded and then failed with a raw
+    matmul error, a core-vector count beyond the capacity reached compiled code. Every
+    variant's untouched file still loads and agrees."""
+    from fastbudget.estimators.streamsvm import StreamSVMClassifier
+
+    X, y = stream(1, n=240)
+    est = StreamSVMClassifier(**kw).fit(X, y)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    assert np.array_equal(load_model(path).decision_function(X), est.decision_function(X))
+    state = est._get_state()
+    big = next(k for k in ("st_SV", "st_w", "st_Wb") if k in state)
+    cases = [{"state." + big: np.ascontiguousarray(state[big][..., :-1])}]
+    ist = state["st_ist"].copy()
+    ist[0 if "st_SV" in state else 4] = 10**6 if "st_SV" in state else -1
+    cases.append({"state.st_ist": ist})
+    for update in cases:
+        est.save(path)
+        _resign(path, arrays_update=update)
+        with pytest.raises(ModelFormatError, match="Cannot load"):
+            load_model(path)
+    est.save(path)
+    _resign(path, mutate_meta=lambda m: m["scalars"].__setitem__(
+        "state.cfg_capacity", m["scalars"]["state.cfg_capacity"] * 10))
+    with pytest.raises(ModelFormatError, match="Cannot load .*capacity"):
+        load_model(path)

@@ -5,6 +5,8 @@ The compiled updates live in :mod:`fastbudget.kernels.meb`; this module validate
 allocates the state once and maps status codes to exceptions.
 """
 
+import math
+
 import numpy as np
 
 from ..base import BudgetClassifier, check_array
@@ -419,6 +421,53 @@ class StreamSVMClassifier(BudgetClassifier):
         for k, v in self._st.items():
             state["st_" + k] = v.copy()
         return state
+
+    def _check_state(self, state):
+        """Raise ``ValueError`` unless ``state``'s configuration is the one these parameters
+        give and its arrays and counters are laid out as ``_new_state`` lays them out for it
+        (the compiled kernels index without bounds checks; ``load`` calls this). Files saved
+        before ``fst`` grew, or before the multiple balls kept ``Qb``, pass."""
+        d = int(self.n_features_in_)
+        want = self._config(d)
+        cfg = {k[4:]: v for k, v in state.items() if k.startswith("cfg_")}
+        for k, v in want.items():
+            if k not in cfg:
+                continue
+            got = cfg[k]
+            if k == "kpar":
+                ok = (isinstance(got, list) and len(got) == 3
+                      and all(isinstance(g, (int, float)) and not isinstance(g, bool)
+                              for g in got)
+                      and list(got[1:]) == v[1:]
+                      and (got[0] == v[0] if v[0] == v[0] else 0 < got[0] < math.inf))
+            else:
+                ok = type(got) is type(v) and got == v
+            if not ok:
+                raise ValueError(f"stored configuration {k!r} = {got!r} is not the {v!r} that "
+                                 "the stored parameters give")
+        ref = self._new_state(want, d)
+        for k, a in ref.items():
+            got = state.get("st_" + k)
+            if got is None:
+                continue
+            short_ok = k == "fst" and isinstance(got, np.ndarray) and got.ndim == 1 \
+                and got.shape[0] <= a.shape[0]
+            if not isinstance(got, np.ndarray) or got.dtype.kind != a.dtype.kind or (
+                    got.shape != a.shape and not short_ok):
+                raise ValueError(
+                    f"state array {k!r} is {getattr(got, 'dtype', type(got).__name__)} of shape "
+                    f"{np.shape(got)}; StreamSVMClassifier with these parameters and {d} "
+                    f"features holds {a.dtype} of shape {a.shape}")
+        ist = state.get("st_ist")
+        if isinstance(ist, np.ndarray) and ist.shape == ref["ist"].shape:
+            if (ist < 0).any():
+                raise ValueError(f"state counter 'ist' holds a negative value {ist.tolist()}")
+            if "SV" in ref and ist[meb._IST_M] > want["capacity"]:
+                raise ValueError(f"{int(ist[meb._IST_M])} core vectors stored but capacity is "
+                                 f"{want['capacity']}")
+            if "bufX" in ref and ist[meb._IST_NBUF] > want["L"]:
+                raise ValueError(f"{int(ist[meb._IST_NBUF])} points buffered but lookahead is "
+                                 f"{want['L']}")
 
     def _set_state(self, state):
         """Restore a state produced by ``_get_state`` exactly (``classes_`` and
