@@ -248,3 +248,23 @@ def test_streamsvm_state_checked_at_load(kw, tmp_path):
         "state.cfg_capacity", m["scalars"]["state.cfg_capacity"] * 10))
     with pytest.raises(ModelFormatError, match="Cannot load .*capacity"):
         load_model(path)
+
+
+@pytest.mark.parametrize("id_, key, value", [
+    ("span", "work_s_m", np.array([10**6])), ("span", "work_v", np.zeros(3)),
+    ("span_lru", "work_age", np.zeros(3, dtype=np.int64)),
+    ("svl_incremental", "capacity", 10**6)], ids=lambda v: str(v)[:20])
+def test_span_and_sv_incremental_buffers_checked_at_load(id_, key, value, tmp_path):
+    """Span's buffers (a saved margin-set size, slot indices, one array per slot) and
+    SV-incremental's capacity drive compiled code without bounds checks; a file whose values
+    do not fit the engine is refused, and the untouched file loads and agrees."""
+    est, X, y = _fitted(dict(ESTIMATORS)[id_])
+    path = tmp_path / "m.npz"
+    est.save(path)
+    assert np.array_equal(load_model(path).decision_function(X), est.decision_function(X))
+    if key == "capacity":
+        _resign(path, mutate_meta=lambda m: m["scalars"].__setitem__("state.capacity", value))
+    else:
+        _resign(path, arrays_update={"state." + key: value})
+    with pytest.raises(ModelFormatError, match="Cannot load"):
+        load_model(path)

@@ -327,6 +327,19 @@ class SVIncrementalClassifier(BudgetClassifier):
                 state["engine_" + name] = getattr(self._st, name).copy()
         return state
 
+    def _check_state(self, state):
+        """Raise ``ValueError`` unless the stored capacity is the parameter's and the engine
+        has that many slots (the batch step fills free slots without bounds checks; ``load``
+        calls this and checks the engine arrays apart)."""
+        cap = state.get("capacity")
+        if cap is not None and cap != int(self.capacity):
+            raise ValueError(f"stored capacity {cap!r} is not the parameter's {self.capacity}")
+        status = state.get("engine_status")
+        if state.get("allocated") and isinstance(status, np.ndarray) and \
+                status.shape != (int(self.capacity),):
+            raise ValueError(f"the engine has {status.size} slots; capacity={self.capacity} "
+                             f"holds {int(self.capacity)}")
+
     def _set_state(self, state):
         for k in ("allocated", "capacity", "n_batches_", "n_seen_", "L_"):
             if k not in state:

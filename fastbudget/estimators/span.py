@@ -272,6 +272,36 @@ class SpanBudgetClassifier(BudgetClassifier):
             state["work_" + name] = getattr(self._wk, name).copy()
         return state
 
+    def _check_state(self, state):
+        """Raise ``ValueError`` unless the engine has ``budget + 1`` slots and the span
+        buffers are laid out as ``alloc_work`` lays them out for it, with the slot indices
+        and the saved margin-set size they hold inside them (the compiled kernels index
+        without bounds checks; ``load`` calls this and checks the engine arrays apart)."""
+        if not state.get("allocated", False):
+            return
+        n = int(self.budget) + 1
+        status = state.get("engine_status")
+        if isinstance(status, np.ndarray) and status.shape != (n,):
+            raise ValueError(f"the engine has {status.size} slots; budget={self.budget} "
+                             f"holds {n}")
+        for f, a in ks.alloc_work(n, ad.N_FS, ad.N_IST)._asdict().items():
+            got = state.get("work_" + f)
+            if got is None:
+                continue
+            if not isinstance(got, np.ndarray) or got.dtype.kind != a.dtype.kind or \
+                    got.shape != a.shape:
+                raise ValueError(
+                    f"span buffer {f!r} is {getattr(got, 'dtype', type(got).__name__)} of "
+                    f"shape {np.shape(got)}; budget={self.budget} holds {a.dtype} of shape "
+                    f"{a.shape}")
+        for f in ("s_S_idx", "s_spos"):
+            a = state.get("work_" + f)
+            if a is not None and (a.min() < -1 or a.max() >= n):
+                raise ValueError(f"span buffer {f!r} holds a slot index outside [-1, {n})")
+        m = state.get("work_s_m")
+        if m is not None and not 0 <= int(m[0]) <= n + 1:
+            raise ValueError(f"span buffer 's_m' = {int(m[0])} is outside [0, {n + 1}]")
+
     def _set_state(self, state):
         if not state.get("allocated", False):
             self._allocated = False
