@@ -317,7 +317,11 @@ def atomic_file(path, mode="wb"):
     exception it is removed and ``path`` is left as it was. A reader sees the previous file
     or the complete new one, never a part. Used for models, scaler sidecars and the
     command line's prediction files."""
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(
+            21, f"{path!r} is a directory; pass a file name, e.g. "
+            f"{os.path.join(path, 'model.npz')!r}", path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:

@@ -268,3 +268,17 @@ def test_span_and_sv_incremental_buffers_checked_at_load(id_, key, value, tmp_pa
         _resign(path, arrays_update={"state." + key: value})
     with pytest.raises(ModelFormatError, match="Cannot load"):
         load_model(path)
+
+
+def test_save_to_a_directory_or_a_bytes_path(tmp_path):
+    """Saving to a directory says so and what to pass (the error named the temporary file's
+    rename); a bytes path is a path, as for numpy (it raised a TypeError from string
+    concatenation)."""
+    est, X, y = _fitted(dict(ESTIMATORS)["perceptron"])
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"is a directory; pass a file name, e.g. .*model\.npz"):
+        est.save(tmp_path / "d")
+    assert list((tmp_path / "d").iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+    est.save(bytes(tmp_path / "m.npz"))
+    assert np.array_equal(load_model(tmp_path / "m.npz").decision_function(X),
+                          est.decision_function(X))
