@@ -1820,8 +1820,11 @@ def _main(argv):
         if args.command is None:
             ap.print_help()
             return 2
-        with warnings.catch_warnings():     # filters a command sets end with it
+        with warnings.catch_warnings(), _sigterm_raises():   # filters a command sets end with it
             return args.func(args) or 0
+    except _Terminated:
+        print("fastbudget: stopped by SIGTERM", file=sys.stderr)
+        return 143
     except CLIError as exc:
         msg = str(exc) + _skip_hint(args, exc)
     except Exception as exc:
@@ -1833,6 +1836,30 @@ def _main(argv):
         return 130
     print(f"fastbudget: error: {msg}", file=sys.stderr)
     return 2
+
+
+class _Terminated(BaseException):
+    """SIGTERM outside a stream's own handling (:func:`_stoppable`), e.g. while the first
+    chunk is read: the command ends as after Ctrl-C, with its files' clean-up run."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """SIGTERM raises :class:`_Terminated` (main thread only) instead of ending the process
+    at once, so that an atomic write under way removes its temporary file and the command
+    ends with one line and status 143, as SIGINT ends with 130."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _report(exc, hint=""):

@@ -188,6 +188,17 @@ def test_update_stopped_before_a_chunk_saves_nothing(stream, tmp_path):
     assert (tmp_path / "a.npz").read_bytes() == before
 
 
+def test_sigterm_while_waiting_for_the_first_line_ends_with_one_line(tmp_path):
+    """SIGTERM while the command still waits for its stream's first line (before the
+    stream's own handlers): one line and status 143, as Ctrl-C gives 'interrupted' and 130,
+    rather than death by the signal (which skips the clean-up of a write under way)."""
+    proc = spawn("train", "tvm", "-", "-o", tmp_path / "m.npz")
+    _, stderr = stop_with(proc, signal.SIGTERM, delay=8)
+    assert proc.returncode == 143, stderr
+    assert stderr.strip().splitlines() == ["fastbudget: stopped by SIGTERM"]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_prequential_stopped_by_a_signal_reports_and_saves(stream, tmp_path):
     X, y = stream
     outdir = tmp_path / "pq"
