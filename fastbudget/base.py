@@ -185,6 +185,29 @@ def _sv_by_class(idx, positive):
     return order, np.array([positive.size - n_pos, n_pos], dtype=np.int32)
 
 
+def _check_stored_arrays(state, prefix, reference, what, holder):
+    """For ``persist.load``: raise ``ValueError`` unless every array ``state[prefix + name]``
+    present has the dtype and shape of ``reference[name]`` (the arrays a fresh model of
+    these parameters allocates; ``holder`` names that model in the message)."""
+    for name, want in reference.items():
+        got = state.get(prefix + name)
+        if got is None:                 # absent: left to _set_state
+            continue
+        if not isinstance(got, np.ndarray) or got.dtype != want.dtype or got.shape != want.shape:
+            raise ValueError(
+                f"{what} {name!r} is {getattr(got, 'dtype', type(got).__name__)} of shape "
+                f"{np.shape(got)}; {holder} holds {want.dtype} of shape {want.shape}")
+
+
+def _check_stored_indices(state, prefix, names, n, what):
+    """For ``persist.load``: raise ``ValueError`` unless the index arrays
+    ``state[prefix + name]`` hold only -1 (none) and indices in [0, n)."""
+    for name in names:
+        a = state.get(prefix + name)
+        if a is not None and a.size and (a.min() < -1 or a.max() >= n):
+            raise ValueError(f"{what} {name!r} holds an index outside [-1, {n})")
+
+
 def _feature_names(X):
     """Column names of a table ``X`` as an object ndarray, or None.
 

@@ -1,7 +1,7 @@
 """SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002)."""
 import numpy as np
 
-from ..base import BudgetClassifier, _sv_by_class
+from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices, _sv_by_class
 from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
                       set_C_state, snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
@@ -284,20 +284,9 @@ class SpanBudgetClassifier(BudgetClassifier):
         if isinstance(status, np.ndarray) and status.shape != (n,):
             raise ValueError(f"the engine has {status.size} slots; budget={self.budget} "
                              f"holds {n}")
-        for f, a in ks.alloc_work(n, ad.N_FS, ad.N_IST)._asdict().items():
-            got = state.get("work_" + f)
-            if got is None:
-                continue
-            if not isinstance(got, np.ndarray) or got.dtype.kind != a.dtype.kind or \
-                    got.shape != a.shape:
-                raise ValueError(
-                    f"span buffer {f!r} is {getattr(got, 'dtype', type(got).__name__)} of "
-                    f"shape {np.shape(got)}; budget={self.budget} holds {a.dtype} of shape "
-                    f"{a.shape}")
-        for f in ("s_S_idx", "s_spos"):
-            a = state.get("work_" + f)
-            if a is not None and (a.min() < -1 or a.max() >= n):
-                raise ValueError(f"span buffer {f!r} holds a slot index outside [-1, {n})")
+        _check_stored_arrays(state, "work_", ks.alloc_work(n, ad.N_FS, ad.N_IST)._asdict(),
+                             "span buffer", f"budget={self.budget}")
+        _check_stored_indices(state, "work_", ("s_S_idx", "s_spos"), n, "span buffer")
         m = state.get("work_s_m")
         if m is not None and not 0 <= int(m[0]) <= n + 1:
             raise ValueError(f"span buffer 's_m' = {int(m[0])} is outside [0, {n + 1}]")

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ..base import BudgetClassifier
+from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
 from ..engine import (NumericalError, NumericalWarning, _MESSAGES, kernel_params, resolve_gamma,
                       state_kkt_residual)
 from ..kernels import adiabatic as ad
@@ -447,19 +447,10 @@ class TVMClassifier(BudgetClassifier):
         B = int(self.budget)
         n = B + 2
         ref = ktvm.alloc_twins(B, int(self.n_features_in_))
-        for f in _TWIN_FIELDS:
-            got, want = state.get("twin_" + f), getattr(ref, f)
-            if f in ktvm.SCRATCH_FIELDS or got is None:    # absent: left to _set_state
-                continue
-            if not isinstance(got, np.ndarray) or got.dtype != want.dtype or got.shape != want.shape:
-                raise ValueError(
-                    f"twin array {f!r} is {getattr(got, 'dtype', type(got).__name__)} of shape "
-                    f"{np.shape(got)}; TVM with budget={B} and {self.n_features_in_} features "
-                    f"holds {want.dtype} of shape {want.shape}")
-        for f in ("nn_idx", "nn2_idx"):
-            a = state.get("twin_" + f)
-            if a is not None and (a.min() < -1 or a.max() >= n):
-                raise ValueError(f"twin array {f!r} holds a twin index outside [-1, {n})")
+        _check_stored_arrays(
+            state, "twin_", {f: a for f, a in ref._asdict().items() if f not in ktvm.SCRATCH_FIELDS},
+            "twin array", f"TVM with budget={B} and {self.n_features_in_} features")
+        _check_stored_indices(state, "twin_", ("nn_idx", "nn2_idx"), n, "twin array")
         active, ist = state.get("twin_active"), state.get("twin_ist")
         if active is not None and not np.isin(active, (0, 1)).all():
             raise ValueError("twin array 'active' holds values other than 0 and 1")
