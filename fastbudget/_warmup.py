@@ -55,7 +55,12 @@ def warmup(verbose=False):
             if isinstance(est, TVMClassifier):
                 est.learn_one(X[0], y[0])   # its one-row test (kernels.tvm.tvm_count_one)
         if verbose:
-            print(f"{type(est).__name__:<24s} {time.perf_counter() - t:7.2f} s")
+            # the parameters that select compiled code (kernel, merge, lookahead, ...)
+            p = {k: v for k, v in est.get_params().items()
+                 if k in ("kernel", "merge", "lookahead", "n_balls", "policy")
+                 and v != type(est)().get_params()[k]}
+            what = f"{type(est).__name__}({', '.join(f'{k}={v!r}' for k, v in p.items())})"
+            print(f"{what:<48s} {time.perf_counter() - t:7.2f} s")
     eng = IncrementalEngine(16, 2, C=1.0, gamma=1.0)
     slots = [eng.add(X[i], 1.0 if y[i] > 0 else -1.0) for i in range(12)]
     eng.reweight(slots[0], 2.0)

@@ -5,7 +5,8 @@ a dict of feature name -> number, as river's classifiers do. It works without ri
 is installed the class is also a ``river.base.Classifier``, so river's evaluation tools
 (``river.evaluate.progressive_val_score``, metrics, pipelines) accept it.
 
-Feature order is fixed by the first dict seen (its key order). Later dicts must have the same
+Feature order is fixed by the first dict seen (its key order), or by the wrapped model's
+``feature_names_in_`` when it was fitted on a named table. Later dicts must have the same
 keys (in any order); a key never seen before raises ``ValueError``, and a missing key raises
 ``ValueError`` unless ``missing_value`` is set (for example 0.0 for sparse streams).
 
@@ -35,9 +36,10 @@ Class weights: a dict ``class_weight`` of the wrapped estimator applies to every
 it). ``class_weight='balanced'`` needs the whole data, so ``learn_one`` refuses it with a
 ``ValueError`` at the first call (before anything is buffered or learned): pass a dict.
 
-Cost: each ``learn_one`` is one ``partial_fit`` call on a single row, including the validation
-and the transactional snapshot of the budget-sized state; prefer ``partial_fit`` on chunks when
-throughput matters.
+Cost: once the model has started, each ``learn_one`` calls the estimator's own ``learn_one``
+(TVM's skips most of the validation, and the transactional snapshot for an example it only
+counts); a learner without one gets a ``partial_fit`` of one row. Prefer ``partial_fit`` on
+chunks when throughput matters.
 """
 import copy
 
@@ -84,6 +86,25 @@ class RiverClassifier(_Base):
         For a learner with ``gamma='scale'`` (and a kernel that uses gamma): the number of
         examples buffered before the model starts, on which the scale is estimated (then
         learned as one chunk). Unused with a numeric gamma. At least 2.
+
+    Examples
+    --------
+    Test-then-train on a checkerboard stream of dicts (river's progressive validation):
+
+    >>> from fastbudget import TVMClassifier
+    >>> from fastbudget.datasets import make_checkerboard
+    >>> from fastbudget.river_adapter import RiverClassifier
+    >>> X, y = make_checkerboard(3000, random_state=0)
+    >>> X = (X - 2) / (4 / 12 ** 0.5)                        # standardised
+    >>> model = RiverClassifier(TVMClassifier(budget=50, gamma=1.35), classes=[-1, 1])
+    >>> hits = 0
+    >>> for i, (row, label) in enumerate(zip(X, y)):
+    ...     x = {"a": row[0], "b": row[1]}
+    ...     if i >= 2000:                                    # score the last 1,000
+    ...         hits += model.predict_one(x) == label
+    ...     model.learn_one(x, label)
+    >>> bool(hits / 1000 > 0.85)
+    True
     """
 
     def __init__(self, estimator, classes=None, missing_value=None, warm_up=100):

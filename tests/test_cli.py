@@ -329,3 +329,7 @@ def test_warmup_command_says_only_what_it_did():
     assert "warmup done in" in out
     assert "TVMClassifier" in out and "SVIncrementalClassifier" in out
     assert "warning" not in err.lower(), err
+    # each line says which compiled variant it is (TVM was listed six times alike)
+    names = [ln.rsplit(None, 2)[0] for ln in out.splitlines() if ln.endswith(" s")
+             and not ln.startswith("warmup done")]
+    assert len(names) == len(set(names)) > 15 and "TVMClassifier(kernel='poly', merge='feature')" in names
