@@ -16,6 +16,7 @@ up to ``RELEARN_ORDERS`` orders, and only when every order fails raises
 """
 import numpy as np
 
+from .base import _sv_by_class
 from .kernels import adiabatic as ad
 from .kernels.kernel import KERNEL_CODES, decision_values
 
@@ -176,6 +177,62 @@ def state_kkt_residual(st):
         restore_state(st, snap)
         for a, b in zip((st.wv, st.gam, st.beta, st.v), scratch):
             np.copyto(a, b)
+
+
+class EngineSVViews:
+    """The fitted views of a learner whose model is the exact SVM held in an engine state,
+    laid out as scikit-learn's ``SVC`` lays out a binary model: the support vectors
+    (alpha > 0) of ``classes_[0]`` first, then those of ``classes_[1]``, each group in slot
+    order. The learner gives ``_sv_state()``, the ``EngineState`` (None before anything was
+    learned), and may add ``_b_shift()`` to the intercept."""
+
+    def _sv_state(self):
+        raise NotImplementedError
+
+    def _b_shift(self):
+        return 0.0
+
+    def _sv(self):
+        """``(state, slots of the support vectors in SVC's order, n_support_)``."""
+        self._check_fitted()
+        st = self._sv_state()
+        if st is None:
+            return None, np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int32)
+        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
+        return (st, *_sv_by_class(i, st.y[i] > 0))
+
+    @property
+    def support_(self):
+        """ndarray of int: the engine slots of the support vectors."""
+        return self._sv()[1]
+
+    @property
+    def n_support_(self):
+        """ndarray (2,) of int32: support vectors of each class."""
+        return self._sv()[2]
+
+    @property
+    def support_vectors_(self):
+        """ndarray (n_SV, n_features), a copy."""
+        st, i, _ = self._sv()
+        return np.zeros((0, self.n_features_in_)) if st is None else st.X[i]
+
+    @property
+    def dual_coef_(self):
+        """ndarray (1, n_SV): ``alpha_i y_i``."""
+        st, i, _ = self._sv()
+        if st is None:
+            return np.zeros((1, 0))
+        return (st.alpha[i] * st.y[i] / st.fs[ad.F_MU]).reshape(1, -1)
+
+    @property
+    def intercept_(self):
+        """ndarray (1,)."""
+        self._check_fitted()
+        st = self._sv_state()
+        if st is None:
+            return np.zeros(1)
+        return np.array([st.fs[ad.F_B] / st.fs[ad.F_MU] + self._b_shift()])
 
 
 def _run_retried(st, snap, fn, *args):

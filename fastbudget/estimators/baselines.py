@@ -13,7 +13,7 @@ width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standa
 import numpy as np
 
 from ..base import BudgetClassifier, _sv_by_class
-from ..engine import IncrementalEngine, resolve_gamma
+from ..engine import EngineSVViews, IncrementalEngine, resolve_gamma
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
 from ..kernels.adiabatic import engine_nbytes
@@ -756,7 +756,7 @@ _ENGINE_FIELDS = ("X", "y", "wt", "cb", "alpha", "g", "status", "S_idx", "spos",
                   "kpar", "fs", "ist", "tol")
 
 
-class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
+class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
     """Exact SVM on a uniform random sample of B examples of the stream (paper 000's Random).
 
     A reservoir (Vitter's Algorithm R, 1985) keeps a uniform sample of ``budget`` examples
@@ -932,34 +932,8 @@ class RandomBudgetClassifier(_StreamingMixin, BudgetClassifier):
     def _decision(self, X):
         return self._engine.decision_function(X)
 
-    def _live_coef(self):
-        self._check_fitted()
-        st = self._engine.st
-        live = self._engine.live()
-        live = live[self._engine.alpha[live] != 0.0]
-        live, n_support = _sv_by_class(live, st.y[live] > 0)
-        return live, (self._engine.alpha[live] * st.y[live]).reshape(1, -1), n_support
-
-    @property
-    def support_vectors_(self):
-        """ndarray (n_support, n_features), those of ``classes_[0]`` first (as ``SVC``)."""
-        return self._engine.st.X[self._live_coef()[0]]
-
-    @property
-    def dual_coef_(self):
-        """ndarray (1, n_support): ``alpha_i y_i``."""
-        return self._live_coef()[1]
-
-    @property
-    def n_support_(self):
-        """ndarray (2,) of int32: support vectors of each class."""
-        return self._live_coef()[2]
-
-    @property
-    def intercept_(self):
-        """ndarray (1,)."""
-        self._check_fitted()
-        return np.array([self._engine.b])
+    def _sv_state(self):
+        return self._engine.st
 
     @property
     def gamma_(self):

@@ -5,8 +5,8 @@ import numbers
 
 import numpy as np
 
-from ..base import BudgetClassifier, _sv_by_class
-from ..engine import IncrementalEngine, resolve_gamma
+from ..base import BudgetClassifier
+from ..engine import EngineSVViews, IncrementalEngine, resolve_gamma
 from ..kernels import adiabatic as ad
 
 _ENGINE_FIELDS = ad.EngineState._fields
@@ -20,7 +20,7 @@ def _slot(index):
     return int(index)
 
 
-class IncrementalSVC(BudgetClassifier):
+class IncrementalSVC(EngineSVViews, BudgetClassifier):
     """Exact kernel SVM learned and unlearned one weighted example at a time.
 
     After every example the model is the exact solution of the weighted SVM dual on all the
@@ -187,37 +187,8 @@ class IncrementalSVC(BudgetClassifier):
         return float(np.mean(m < 0)) if m.size else 0.0
 
     # ------------------------------------------------------------ fitted views
-    def _sv(self):
-        self._check_fitted()
-        st = self.engine_.st
-        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
-        return _sv_by_class(i, st.y[i] > 0)
-
-    @property
-    def support_(self):
-        """Engine slots of the support vectors, those of ``classes_[0]`` first (as ``SVC``)."""
-        return self._sv()[0]
-
-    @property
-    def n_support_(self):
-        """ndarray (2,) of int32: support vectors of each class."""
-        return self._sv()[1]
-
-    @property
-    def support_vectors_(self):
-        i = self._sv()[0]
-        return self.engine_.st.X[i]
-
-    @property
-    def dual_coef_(self):
-        i = self._sv()[0]
-        st = self.engine_.st
-        return (self.engine_.alpha[i] * st.y[i]).reshape(1, -1)
-
-    @property
-    def intercept_(self):
-        self._check_fitted()
-        return np.array([self.engine_.b])
+    def _sv_state(self):
+        return self.engine_.st
 
     def kkt_residual(self):
         """Largest KT violation over the held examples (margin units)."""

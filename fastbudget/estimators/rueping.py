@@ -4,10 +4,10 @@ import numbers
 
 import numpy as np
 
-from ..base import BudgetClassifier, _sv_by_class
-from ..engine import (RELEARN_ORDERS, CapacityError, NumericalError, _MESSAGES, kernel_params,
-                      relearn_state, resolve_gamma, restore_state, set_C_state, snapshot_state,
-                      state_decision, state_kkt_residual)
+from ..base import BudgetClassifier
+from ..engine import (RELEARN_ORDERS, CapacityError, EngineSVViews, NumericalError, _MESSAGES,
+                      kernel_params, relearn_state, resolve_gamma, restore_state, set_C_state,
+                      snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 
@@ -28,7 +28,7 @@ def _interleave(y_pm):
     return np.concatenate([head, pos[k:], neg[k:]])
 
 
-class SVIncrementalClassifier(BudgetClassifier):
+class SVIncrementalClassifier(EngineSVViews, BudgetClassifier):
     """Batch-incremental kernel SVM: each batch is learned together with the previous
     support vectors, optionally weighted by L (Rueping, ICDM 2001, paper 004).
 
@@ -264,43 +264,13 @@ class SVIncrementalClassifier(BudgetClassifier):
         return state_decision(self._st, X) + self._b_shift()
 
     # ------------------------------------------------------------ fitted views
-    def _sv(self):
-        self._check_fitted()
-        if not self._allocated:
-            return np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int32)
-        st = self._st
-        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
-        return _sv_by_class(i, st.y[i] > 0)
-
-    @property
-    def support_vectors_(self):
-        i = self._sv()[0]
-        return self._st.X[i] if self._allocated else np.zeros((0, self.n_features_in_))
-
-    @property
-    def dual_coef_(self):
-        i = self._sv()[0]
-        if not self._allocated:
-            return np.zeros((1, 0))
-        st = self._st
-        return (st.alpha[i] * st.y[i] / st.fs[ad.F_MU]).reshape(1, -1)
+    def _sv_state(self):
+        return self._st if self._allocated else None
 
     @property
     def sample_weight_(self):
-        i = self._sv()[0]
-        return self._st.wt[i].copy() if self._allocated else np.zeros(0)
-
-    @property
-    def intercept_(self):
-        self._check_fitted()
-        if not self._allocated:
-            return np.zeros(1)
-        return np.array([self._st.fs[ad.F_B] / self._st.fs[ad.F_MU] + self._b_shift()])
-
-    @property
-    def n_support_(self):
-        """ndarray (2,) of int32: support vectors of each class."""
-        return self._sv()[1]
+        st, i, _ = self._sv()
+        return np.zeros(0) if st is None else st.wt[i]
 
     def kkt_residual(self):
         """Largest KT violation of the SVM on the held examples (margin units), on exact

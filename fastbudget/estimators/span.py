@@ -1,8 +1,8 @@
 """SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002)."""
 import numpy as np
 
-from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices, _sv_by_class
-from ..engine import (NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
+from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
+from ..engine import (EngineSVViews, NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
                       set_C_state, snapshot_state, state_decision, state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
@@ -13,7 +13,7 @@ _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
 
 
-class SpanBudgetClassifier(BudgetClassifier):
+class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
     """Online kernel SVM on a fixed budget of support vectors, replaced by the S-span.
 
     Agarwal, Saradhi & Karnick (ESANN 2008, paper 002). The model is at every moment the
@@ -166,45 +166,8 @@ class SpanBudgetClassifier(BudgetClassifier):
             return np.zeros(X.shape[0])
         return state_decision(self._st, X)
 
-    def _sv(self):
-        self._check_fitted()
-        if not self._allocated:
-            return np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int32)
-        st = self._st
-        i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
-        return _sv_by_class(i, st.y[i] > 0)
-
-    @property
-    def support_(self):
-        """Engine slots of the support vectors, those of ``classes_[0]`` first (as ``SVC``)."""
-        return self._sv()[0]
-
-    @property
-    def support_vectors_(self):
-        i = self._sv()[0]
-        if not self._allocated:
-            return np.zeros((0, self.n_features_in_))
-        return self._st.X[i]
-
-    @property
-    def dual_coef_(self):
-        i = self._sv()[0]
-        if not self._allocated:
-            return np.zeros((1, 0))
-        st = self._st
-        return (st.alpha[i] * st.y[i] / st.fs[ad.F_MU]).reshape(1, -1)
-
-    @property
-    def intercept_(self):
-        self._check_fitted()
-        if not self._allocated:
-            return np.zeros(1)
-        return np.array([self._st.fs[ad.F_B] / self._st.fs[ad.F_MU]])
-
-    @property
-    def n_support_(self):
-        """ndarray (2,) of int32: support vectors of each class."""
-        return self._sv()[1]
+    def _sv_state(self):
+        return self._st if self._allocated else None
 
     def _count(self, k):
         self._check_fitted()
@@ -243,7 +206,7 @@ class SpanBudgetClassifier(BudgetClassifier):
         out = np.empty(n)
         v = np.empty(n + 1)
         worst = ks.span_sq(self._st, v, out, _SPAN_SETS[self.span_set])
-        i = self._sv()[0]
+        i = self._sv()[1]
         return i, out[i].copy(), float(worst)
 
     def kkt_residual(self):
