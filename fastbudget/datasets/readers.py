@@ -59,11 +59,11 @@ def _new_info():
     return info
 
 
-def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None, index_base=None):
-    """Parse the slow tokens with Python's float and store them; raise on non-numbers, or,
-    with ``bad`` (a dict), record ``bad[row] = (line, error)`` for the first non-number of
-    each row and go on. ``index_base``: a LIBSVM file's (its errors name the feature by its
-    index on the line, not by its column)."""
+def _fix_slow(buf, slow, n, X, y, name, line_base, bad, index_base=None):
+    """Parse the slow tokens with Python's float and store them; record ``bad[row] =
+    (line, error)`` (``bad`` a dict) for the first non-number of each row and go on.
+    ``index_base``: a LIBSVM file's (its errors name the feature by its index on the line,
+    not by its column)."""
     for k in range(n):
         s, e, r, c, ln = (int(v) for v in slow[k])
         tok = buf[s:e]
@@ -89,8 +89,6 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad=None, index_base=None):
             exc = ValueError(
                 f"{name}, line {line_base + ln + 1}: {what} {_shown(text)} is not {kind}.{hint}"
             )
-            if bad is None:
-                raise exc
             bad.setdefault(r, (line_base + ln + 1, exc))
             continue
         if c < 0:
@@ -118,12 +116,12 @@ def _quoted(tok):
 
 def _skip_bad(err, info, r0, bad, line_base, labels, label_check, on_bad_row, X, y, row_line,
               zero):
-    """``on_bad_row`` mode, after one call of a compiled parser that filled rows ``r0`` to
-    ``info[I_ROWS]`` and, when ``err`` (its error) is given, stopped at a malformed line:
-    report the rows refused (``bad``: ``{row: (line, error)}``, the failing line, and the
-    labels ``label_check`` refuses) to ``on_bad_row`` in line order, and remove them from the
-    rows (zeroing the rows freed when ``zero``). Returns (end of the rows kept, their string
-    labels or None)."""
+    """After one call of a compiled parser that filled rows ``r0`` to ``info[I_ROWS]`` and,
+    when ``err`` (its error) is given, stopped at a malformed line: report the rows refused
+    (``bad``: ``{row: (line, error)}``, the failing line, and the labels ``label_check``
+    refuses) to ``on_bad_row`` in line order (``'error'``'s raises at the first), and
+    remove them from the rows (zeroing the rows freed when ``zero``). Returns (end of the
+    rows kept, their string labels or None)."""
     r1 = int(info[_k.I_ROWS])
     events = []
     if err is not None:    # a non-number on that line came first, as when raising
@@ -153,9 +151,14 @@ def _skip_bad(err, info, r0, bad, line_base, labels, label_check, on_bad_row, X,
     return m, labels
 
 
+def _raise_bad_row(line, exc):
+    """``on_bad_row='error'``: the first malformed line stops the reading."""
+    raise exc
+
+
 def _check_on_bad_row(on_bad_row):
     if on_bad_row == "error":
-        return None
+        return _raise_bad_row
     if not callable(on_bad_row):
         raise TypeError(f"on_bad_row must be 'error' or a callable f(line, error), got "
                         f"{on_bad_row!r}.")
@@ -317,7 +320,7 @@ def _check_row_lines(row_lines):
 
 
 def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_lines=None,
-                   on_bad_row=None, label_check=None):
+                   on_bad_row=_raise_bad_row, label_check=None):
     stream, close, name, reopen = open_source(src)
     try:
         offset = None if zero_based == "auto" else (0 if zero_based else 1)
@@ -365,7 +368,7 @@ def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_l
 
 
 def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, row_lines,
-                  on_bad_row=None, label_check=None):
+                  on_bad_row=_raise_bad_row, label_check=None):
     X = np.zeros((chunk_size, d))
     y = np.zeros(chunk_size)
     row_line = np.zeros(chunk_size, dtype=np.int64)
@@ -380,21 +383,13 @@ def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, ro
             info[_k.I_NSLOW] = 0
             r0 = row
             st = _k.parse_libsvm(arr, pos, end, X, y, row, offset, True, slow, row_line, info)
-            if on_bad_row is None:
-                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base,
-                          index_base=offset)
-                if st >= 10:
-                    raise _libsvm_error(st, buf, info, name, line_base, d, offset, inferred,
-                                        offset_from)
-                r1 = int(info[_k.I_ROWS])
-            else:
-                bad = {}
-                _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad,
-                          index_base=offset)
-                err = None if st < 10 else _libsvm_error(st, buf, info, name, line_base, d,
-                                                         offset, inferred, offset_from)
-                r1, _ = _skip_bad(err, info, r0, bad, line_base, None, label_check,
-                                  on_bad_row, X, y, row_line, True)
+            bad = {}
+            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad,
+                      index_base=offset)
+            err = None if st < 10 else _libsvm_error(st, buf, info, name, line_base, d,
+                                                     offset, inferred, offset_from)
+            r1, _ = _skip_bad(err, info, r0, bad, line_base, None, label_check,
+                              on_bad_row, X, y, row_line, True)
             if row_lines is not None:
                 row_lines._add(line_base + row_line[r0:r1])
             line_base += int(info[_k.I_LINES])
@@ -632,7 +627,7 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
 
 
 def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, row_lines=None,
-                on_bad_row=None, label_check=None):
+                on_bad_row=_raise_bad_row, label_check=None):
     stream, close, name, _ = open_source(src)
     try:
         raw_blocks = line_blocks(stream, name)
@@ -699,7 +694,7 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
 
 
 def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name, line_base,
-               delim, row_lines, on_bad_row=None, label_check=None):
+               delim, row_lines, on_bad_row=_raise_bad_row, label_check=None):
     d = n_tokens - (1 if label_col >= 0 else 0)
     str_labels = label_type == "str" and label_col >= 0
     if label_col < 0:
@@ -723,10 +718,8 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
             r0 = row
             st = _k.parse_delimited(arr, pos, end, dbyte, n_tokens, label_col, X, y, span, row,
                                     slow, row_line, info)
-            bad = None if on_bad_row is None else {}
+            bad = {}
             _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad)
-            if st >= 10 and bad is None:
-                raise _csv_error(st, buf, info, name, line_base, n_tokens, delim)
             r1 = int(info[_k.I_ROWS])
             new = None
             if str_labels:
@@ -736,14 +729,11 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
                         line = line_base + int(row_line[r0 + k]) + 1
                         exc = ValueError(f"{name}, line {line}: label {lab!r} is in quotes. "
                                          f"{_NO_QUOTES}")
-                        if bad is None:
-                            raise exc
                         bad.setdefault(r0 + k, (line, exc))
-            if bad is not None:
-                err = None if st < 10 else _csv_error(st, buf, info, name, line_base,
-                                                      n_tokens, delim)
-                r1, new = _skip_bad(err, info, r0, bad, line_base, new, label_check,
-                                    on_bad_row, X, y, row_line, False)
+            err = None if st < 10 else _csv_error(st, buf, info, name, line_base, n_tokens,
+                                                  delim)
+            r1, new = _skip_bad(err, info, r0, bad, line_base, new, label_check, on_bad_row,
+                                X, y, row_line, False)
             if row_lines is not None:
                 row_lines._add(line_base + row_line[r0:r1])
             if str_labels:
