@@ -463,14 +463,16 @@ def _check_spec(name, spec, path):
 
 
 def _check_engines(state, n_features):
-    """Check every exact-SVM engine state in ``state`` (the arrays named ``<prefix>S_idx``,
-    ``<prefix>status``, ...; learners store them under ``engine_``, ``_eng_`` and, inside a
-    one-vs-rest model, ``e<k>.`` before that) with ``engine.check_state_arrays``."""
+    """Check every exact-SVM engine state in ``state`` (the arrays named ``<prefix>X``,
+    ``<prefix>status``, ``<prefix>S_idx``, ...; learners store them under ``engine_``,
+    ``_eng_`` and, inside a one-vs-rest model, ``e<k>.`` before that) with
+    ``engine.check_state_arrays``. (Partial copies of an engine's vectors, such as Span's
+    snapshot buffer, are checked by their learner's ``_check_state``.)"""
     from .engine import check_state_arrays
 
     for key in state:
-        if key.endswith("status") and (key[:-6] + "S_idx") in state:
-            prefix = key[:-6]
+        prefix = key[:-len("status")]
+        if key.endswith("status") and prefix + "S_idx" in state and prefix + "X" in state:
             check_state_arrays(lambda f: state.get(prefix + f), n_features)
 
 

@@ -282,3 +282,16 @@ def test_save_to_a_directory_or_a_bytes_path(tmp_path):
     est.save(bytes(tmp_path / "m.npz"))
     assert np.array_equal(load_model(tmp_path / "m.npz").decision_function(X),
                           est.decision_function(X))
+
+
+def test_span_snapshot_counters_checked_as_the_engine_s(tmp_path):
+    """Span's snapshot buffer is copied back into the engine, so its counters are checked
+    as the engine's own (a margin-set size beyond the engine would reach compiled code)."""
+    est, X, y = _fitted(dict(ESTIMATORS)["span"])
+    path = tmp_path / "m.npz"
+    est.save(path)
+    ist = est._get_state()["work_s_ist"].copy()
+    ist[1] = 10**6
+    _resign(path, arrays_update={"state.work_s_ist": ist})
+    with pytest.raises(ModelFormatError, match="Cannot load .*margin set size"):
+        load_model(path)

@@ -1,9 +1,10 @@
 """SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002)."""
 import numpy as np
 
-from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
-from ..engine import (EngineSVViews, NumericalError, _MESSAGES, kernel_params, resolve_gamma, restore_state,
-                      set_C_state, snapshot_state, state_decision, state_kkt_residual)
+from ..base import BudgetClassifier, _check_stored_arrays
+from ..engine import (EngineSVViews, NumericalError, _MESSAGES, check_state_arrays, kernel_params,
+                      resolve_gamma, restore_state, set_C_state, snapshot_state, state_decision,
+                      state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 
@@ -249,7 +250,9 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                              f"holds {n}")
         _check_stored_arrays(state, "work_", ks.alloc_work(n, ad.N_FS, ad.N_IST)._asdict(),
                              "span buffer", f"budget={self.budget}")
-        _check_stored_indices(state, "work_", ("s_S_idx", "s_spos"), n, "span buffer")
+        # the snapshot buffer (s_status, s_S_idx, s_ist, ...) is copied back into the
+        # engine: its slot indices and counters must fit the engine as the engine's own do
+        check_state_arrays(lambda f: state.get("work_s_" + f), int(self.n_features_in_))
         m = state.get("work_s_m")
         if m is not None and not 0 <= int(m[0]) <= n + 1:
             raise ValueError(f"span buffer 's_m' = {int(m[0])} is outside [0, {n + 1}]")
