@@ -30,7 +30,9 @@ Data sources (the ``DATA`` argument):
   (LIBSVM's test files and SVMlight's examples use them, and so do plain tables such as
   Ripley's ``synth.tr``). CSV fields are separated by a tab, ``;``, ``,`` or whitespace
   (sniffed from the first line; ``--delimiter`` to say); quoted fields are refused with a
-  message, except a header's names;
+  message, except a header's names; lines whose first non-blank character is ``#`` are
+  comments, skipped (``--comments CHAR`` for another character, ``--comments none`` for
+  none; a ``#`` after data on a line is an error);
 - ``-`` for standard input (a LIBSVM stream's number of features is that of its first chunk
   unless ``--n-features N`` says it, and its index base too unless ``--zero-based yes|no``);
 - ``gen:NAME`` for a built-in synthetic stream (``checkerboard``, ``gauss``, ``waveform``,
@@ -288,14 +290,19 @@ def _sniff_format(head, name):
                    f"pass --format libsvm or --format csv.")
 
 
-def _head_is_enough(head):
+def _head_is_enough(head, comments="#"):
     """Whether ``head`` (the start of standard input) holds what the format and the CSV
-    label sniffing look at: the first complete line that is not blank or a ``#`` comment,
-    and, when that line is CSV (a header, or data), a non-blank line after it."""
+    label sniffing look at: the first complete line that is not blank or a ``#`` comment
+    (nor a CSV comment line, ``comments``), and, when that line is CSV (a header, or data),
+    a line after it that is not blank or a CSV comment line."""
     if b"\x00" in head[:4096]:
         return True                        # binary: _sniff_format refuses it
+    cb = None if comments is None else comments.encode()
     first = False
     for raw in head.split(b"\n")[:-1]:    # complete lines
+        text = raw.strip()
+        if cb is not None and text.startswith(cb):
+            continue
         if not first:
             if not raw.split(b"#", 1)[0].strip():
                 continue
@@ -305,12 +312,12 @@ def _head_is_enough(head):
                     return True
             except CLIError:
                 return True
-        elif raw.strip():
+        elif text:
             return True
     return False
 
 
-def _read_head(stream, limit=65536):
+def _read_head(stream, limit=65536, comments="#"):
     """The first bytes of standard input for format sniffing: up to ``limit``, but no more
     than :func:`_head_is_enough` needs once it has arrived (``read(limit)`` would wait for
     ``limit`` bytes, which a slow live feed may take minutes to send); what arrives later
@@ -319,7 +326,7 @@ def _read_head(stream, limit=65536):
     from .datasets._source import _reader
     read = _reader(stream)
     head = b""
-    while len(head) < limit and not _head_is_enough(head):
+    while len(head) < limit and not _head_is_enough(head, comments):
         part = read(limit - len(head))
         if not part:
             break
@@ -327,8 +334,10 @@ def _read_head(stream, limit=65536):
     return head
 
 
-def detect_format(path, fmt):
-    """Return 'libsvm' or 'csv' (and, for standard input, a file object to read from)."""
+def detect_format(path, fmt, comments="#"):
+    """Return 'libsvm' or 'csv' (and, for standard input, a file object to read from).
+    ``comments``: the CSV comment character (or None), which lines standard input's head
+    need not hold."""
     if fmt not in ("auto", "libsvm", "csv"):
         raise CLIError(f"unknown format {fmt!r}: use libsvm, csv or auto.")
     from .datasets._source import open_source
@@ -336,7 +345,7 @@ def detect_format(path, fmt):
         stream, _close, name, _ = open_source("-")
         # also with --format: the CSV reader decides the label type from its first block,
         # which must hold a header's next line however late it arrives
-        head = _read_head(stream)
+        head = _read_head(stream, comments=comments)
         if fmt == "auto":
             fmt = _sniff_format(head, name)
         return fmt, io.BufferedReader(_Chain(head, stream, name))
@@ -391,7 +400,8 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
             raise CLIError(f"the stream gen:{name} has no rows; pass --n N with N >= 1.") from None
         import itertools
         return itertools.chain([first], chunks), f"{name} stream ({args.n:,} rows)", args.n
-    fmt, src = detect_format(data, getattr(args, "format", "auto"))
+    fmt, src = detect_format(data, getattr(args, "format", "auto"),
+                             getattr(args, "comments", "#"))
     from .datasets import read_csv, read_libsvm
     if fmt == "libsvm":
         model_width = n_features is not None
@@ -407,7 +417,7 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         header = _YES_NO_AUTO[getattr(args, "header", "auto")]
         chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
                           delimiter=delim, header=header, row_lines=row_lines,
-                          **_skipping(args))
+                          comments=getattr(args, "comments", "#"), **_skipping(args))
     bad = getattr(args, "bad_rows", None)
     if bad is not None:
         chunks = bad.latch(chunks)
@@ -582,6 +592,11 @@ def _bad_rows(args, labels):
     args.bad_rows = (_BadRows(args, labels)
                      if getattr(args, "on_bad_row", "error") == "skip" else None)
     return args.bad_rows
+
+
+def _comments(text):
+    """``--comments``: the character, or None for 'none' (read_csv checks the rest)."""
+    return None if text.lower() == "none" else text
 
 
 def _delimiter(text):
@@ -1617,6 +1632,9 @@ def _data_options(p, formats=True, bad_rows=True):
                             "when a field but the label is not a number, or the label field "
                             "is not a number while the labels below it are; 'yes' for numeric "
                             "column names above text labels)")
+        p.add_argument("--comments", metavar="CHAR", default="#", type=_comments,
+                       help="CSV: lines whose first non-blank character is CHAR are skipped "
+                            "(default '#'; only whole lines); 'none' for no comment lines")
     p.add_argument("--chunk-size", type=_count, default=10000,
                    help="rows per chunk (default %(default)s)")
     p.add_argument("--n", type=_count, default=100_000, help="rows of a gen:NAME stream")

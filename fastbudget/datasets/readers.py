@@ -59,11 +59,11 @@ def _new_info():
     return info
 
 
-def _fix_slow(buf, slow, n, X, y, name, line_base, bad, index_base=None):
+def _fix_slow(buf, slow, n, X, y, name, line_base, bad, index_base=None, comment=None):
     """Parse the slow tokens with Python's float and store them; record ``bad[row] =
     (line, error)`` (``bad`` a dict) for the first non-number of each row and go on.
     ``index_base``: a LIBSVM file's (its errors name the feature by its index on the line,
-    not by its column)."""
+    not by its column). ``comment``: a CSV file's comment character, or None."""
     for k in range(n):
         s, e, r, c, ln = (int(v) for v in slow[k])
         tok = buf[s:e]
@@ -79,7 +79,9 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad, index_base=None):
             kind = "a number" if v is None else "a finite number"
             hint = ""
             text = tok.decode("utf-8", "replace")
-            if v is None and _quoted(text):
+            if v is None and comment is not None and comment in text:
+                kind += _comment_hint(comment)
+            elif v is None and _quoted(text):
                 hint = " " + _NO_QUOTES
             elif v is None and _is_number(tok.replace(b",", b".").decode("utf-8", "replace")):
                 # ',' is then not the delimiter, so it is safe to replace everywhere
@@ -100,6 +102,11 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad, index_base=None):
 _NO_QUOTES = ("Quoted fields are not supported (a field ends at the next delimiter): "
               "export the file without quotes, or remove them (e.g. tr -d '\"' < IN > OUT "
               "when no field holds the delimiter).")
+
+
+def _comment_hint(comment):
+    """Added to the error of a field or line holding the comment character."""
+    return f"; comments are only read as whole lines starting with {comment!r}"
 
 
 def _shown(text, limit=80):
@@ -478,7 +485,12 @@ def _numbered_columns(tokens, label_col):
 _LABELS_LOOKED_AT = 1000
 
 
-def _labels_after_are_numbers(buf, q, end, delim, label_col, n_tokens):
+def _skipped(text, comment):
+    """Whether a stripped line is blank or a comment line (``comment`` None: no comments)."""
+    return not text or (comment is not None and text.startswith(comment))
+
+
+def _labels_after_are_numbers(buf, q, end, delim, label_col, n_tokens, comment=None):
     """Whether the lines after the first (those in the same block, at most
     ``_LABELS_LOOKED_AT`` of them, lines with another number of fields left out) hold
     at least one line and only numbers in the label field."""
@@ -488,7 +500,7 @@ def _labels_after_are_numbers(buf, q, end, delim, label_col, n_tokens):
         r = buf.index(b"\n", p)
         text = buf[p:r].decode("utf-8", "replace").strip()
         p = r + 1
-        if not text:
+        if _skipped(text, comment):
             continue
         tokens = _split(text, delim)
         if len(tokens) != n_tokens:
@@ -499,7 +511,7 @@ def _labels_after_are_numbers(buf, q, end, delim, label_col, n_tokens):
     return seen > 0
 
 
-def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
+def _label_type(tokens, label_col, label_column, header, buf, q, end, delim, comment=None):
     """``label_type='auto'``: 'str' when the label field of the first data line is not a
     number. The first line is data unless ``header`` says so, the label is named, a field
     other than the label is not a number, or (``header='auto'``) its label field is not a
@@ -516,7 +528,7 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
         while p < end:
             r = buf.index(b"\n", p)
             text = buf[p:r].decode("utf-8", "replace").strip()
-            if text:
+            if not _skipped(text, comment):
                 tokens = _split(text, delim)
                 break
             p = r + 1
@@ -528,19 +540,21 @@ def _label_type(tokens, label_col, label_column, header, buf, q, end, delim):
     if _is_number(tokens[label_col]):
         return "numeric"
     if header == "auto" and _labels_after_are_numbers(buf, q, end, delim, label_col,
-                                                      len(tokens)):
+                                                      len(tokens), comment):
         return "numeric"                   # then a header: its label field is not a number
     return "str"
 
 
 def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk_size=10000,
-             label_type="numeric", row_lines=None, on_bad_row="error", _label_check=None):
+             label_type="numeric", row_lines=None, on_bad_row="error", comments="#",
+             _label_check=None):
     """Stream delimited text (CSV, TSV, whitespace-separated) as dense chunks.
 
     All columns except the label must be numbers; there is no quoting and no missing-value
     support (an empty field raises; so does a quoted field, label included: only a header's
     names may be quoted, and they are read without their quotes). Spaces around fields are
-    ignored, blank lines skipped.
+    ignored, blank lines and comment lines (first non-blank character ``#``) skipped; a
+    comment after data on the same line is not supported (it raises).
 
     Parameters
     ----------
@@ -551,21 +565,21 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
         None when the file has no label (``y_chunk`` is then None).
     delimiter : str or None, default=None
         A single character, or ``'whitespace'`` for runs of spaces/tabs. None sniffs the first
-        non-blank line: tab if it has one, else semicolon if it has one (spreadsheets export
-        ';'-separated files where ',' is the decimal mark), else comma if it has one, else
-        whitespace. Numbers need a decimal point: a decimal comma (``1,5``) raises a
-        ``ValueError`` that says so.
+        line that is not blank or a comment: tab if it has one, else semicolon if it has one
+        (spreadsheets export ';'-separated files where ',' is the decimal mark), else comma if
+        it has one, else whitespace. Numbers need a decimal point: a decimal comma (``1,5``)
+        raises a ``ValueError`` that says so.
     header : 'auto', bool, default='auto'
-        Whether the first non-blank line is a header. ``'auto'``: it is a header when one of
-        its fields is not a number (the label field is ignored when ``label_type='str'``), or
-        when its fields other than the label number the columns (at least 3 plain integers
-        counting up from 0 or 1, as ``0,1,2,...,target`` or pandas' ``0,1,2,3``). With
-        ``label_type='auto'`` a first line whose fields are all numbers but the label is a
-        header when the label fields of the lines after it (those read with it, up to 1000)
-        are all numbers (``400,410,420,label`` over numeric labels: class labels are all
-        numbers or all text); over text labels such a line is data (UCI letter's
-        ``T,2,8,...``), so pass ``header=True`` for a header of numeric feature names above
-        text labels.
+        Whether the first line that is not blank or a comment is a header. ``'auto'``: it is
+        a header when one of its fields is not a number (the label field is ignored when
+        ``label_type='str'``), or when its fields other than the label number the columns (at
+        least 3 plain integers counting up from 0 or 1, as ``0,1,2,...,target`` or pandas'
+        ``0,1,2,3``). With ``label_type='auto'`` a first line whose fields are all numbers
+        but the label is a header when the label fields of the lines after it (those read
+        with it, up to 1000) are all numbers (``400,410,420,label`` over numeric labels: class
+        labels are all numbers or all text); over text labels such a line is data (UCI
+        letter's ``T,2,8,...``), so pass ``header=True`` for a header of numeric feature names
+        above text labels.
     chunk_size : int, default=10000
         Maximum number of rows per chunk.
     label_type : {'numeric', 'str', 'auto'}, default='numeric'
@@ -578,8 +592,17 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
     on_bad_row : 'error' or callable, default='error'
         As in :func:`read_libsvm`: a callable is told of each malformed data line (a field
         that is not a finite number, another number of fields, an empty or quoted field),
-        which is left out. The first non-blank line still decides the delimiter, the header
-        and the number of fields; a bad label column or header still raises.
+        which is left out. The first line that is not blank or a comment still decides the
+        delimiter, the header and the number of fields; a bad label column or header still
+        raises.
+    comments : str or None, default='#'
+        Lines whose first non-blank character is this one are skipped, as blank lines are
+        (they still count in line numbers and :class:`RowLines`). A single ASCII character
+        other than the delimiter, a space, a digit, a sign, ``.``, ``e`` or ``E``; None: no
+        comment lines (a line starting with ``#`` is then data). Only whole lines: a ``#``
+        after a field raises. A header written as a comment (``numpy.savetxt``'s
+        ``# a,b,label``) is skipped too; pass None to read it as the header (also when a
+        text label in the first column may start with ``#``).
 
     Yields
     ------
@@ -610,6 +633,14 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
                 f"delimiter must be a single ASCII character such as ',' or '\\t', 'whitespace', "
                 f"or None to sniff it; got {delimiter!r}."
             )
+    if comments is not None and (
+            not isinstance(comments, str) or len(comments) != 1 or ord(comments) > 127
+            or comments in "\n\r\t\v\f .-+0123456789eE" or comments == delimiter):
+        raise ValueError(
+            f"comments must be a single ASCII character such as '#' or '%' (not the delimiter, "
+            f"a space, a digit, a sign, '.', 'e' or 'E'), or None for no comment lines; got "
+            f"{comments!r}."
+        )
     if header not in (True, False, "auto"):
         raise ValueError(f"header must be True, False or 'auto', got {header!r}.")
     if label_type not in ("numeric", "str", "auto"):
@@ -623,23 +654,28 @@ def read_csv(path_or_file, label_column=-1, delimiter=None, header="auto", chunk
     _check_exists(path_or_file)
     on_bad_row = _check_on_bad_row(on_bad_row)
     return _csv_chunks(path_or_file, label_column, delimiter, header, chunk_size, label_type,
-                       row_lines, on_bad_row, _label_check)
+                       row_lines, on_bad_row, _label_check, comments)
 
 
 def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, row_lines=None,
-                on_bad_row=_raise_bad_row, label_check=None):
+                on_bad_row=_raise_bad_row, label_check=None, comment="#"):
     stream, close, name, _ = open_source(src)
     try:
         raw_blocks = line_blocks(stream, name)
         first = None
         line_base = 0
+        cb = None if comment is None else comment.encode()
+        commented = False                  # comment lines before the first line
         for buf, end in raw_blocks:
             p = 0
             while p < end:
                 q = buf.index(b"\n", p)
-                if buf[p:q].strip():
-                    first = (buf, p, q, end)
-                    break
+                text = buf[p:q].strip()
+                if text:
+                    if cb is None or not text.startswith(cb):
+                        first = (buf, p, q, end)
+                        break
+                    commented = True
                 p = q + 1
             if first is not None:
                 break
@@ -652,6 +688,12 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
             delim = next((c for c in "\t;," if c in text), None)
         else:
             delim = None if delimiter == " " else delimiter
+        if comment is not None and comment == delim:
+            first_line_no = line_base + buf.count(b"\n", 0, p) + 1
+            raise ValueError(
+                f"{name}: the comment character {comment!r} is the delimiter sniffed from line "
+                f"{first_line_no}; pass another comments= or the delimiter."
+            )
         tokens = _split(text, delim)
         n_tokens = len(tokens)
         names = [t.strip().strip('"').strip("'") for t in tokens]
@@ -659,8 +701,10 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
             label_col = -1
         elif isinstance(label_column, str):
             if label_column not in names:
+                hint = (f" Lines starting with {comment!r} above it were skipped as comments: "
+                        f"pass comments=None if the header is one of them." if commented else "")
                 raise ValueError(
-                    f"{name}: label_column {label_column!r} is not in the header {names}."
+                    f"{name}: label_column {label_column!r} is not in the header {names}.{hint}"
                 )
             label_col = names.index(label_column)
         else:
@@ -674,7 +718,7 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
             label_col %= n_tokens
         if label_type == "auto":
             label_type = _label_type(tokens, label_col, label_column, header, buf, q, end,
-                                     delim)
+                                     delim, comment)
         if header == "auto":
             is_header = isinstance(label_column, str) or _numbered_columns(
                 tokens, label_col) or any(
@@ -688,13 +732,13 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
         blocks = itertools.chain([(buf, start, end)], ((b, 0, e) for b, e in raw_blocks))
         dbyte = -1 if delim is None else ord(delim)
         yield from _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
-                              line_base, delim, row_lines, on_bad_row, label_check)
+                              line_base, delim, row_lines, on_bad_row, label_check, comment)
     finally:
         close()
 
 
 def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name, line_base,
-               delim, row_lines, on_bad_row=_raise_bad_row, label_check=None):
+               delim, row_lines, on_bad_row=_raise_bad_row, label_check=None, comment="#"):
     d = n_tokens - (1 if label_col >= 0 else 0)
     str_labels = label_type == "str" and label_col >= 0
     if label_col < 0:
@@ -707,6 +751,7 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
     row = 0
     slow = np.empty((n_tokens + _SLOW_EXTRA, 5), dtype=np.int64)
     info = _new_info()
+    cbyte = -1 if comment is None else ord(comment)
     first_block = True
     for buf, pos, end in blocks:
         arr = np.frombuffer(buf, dtype=np.uint8)
@@ -716,10 +761,11 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
         while pos < end:
             info[_k.I_NSLOW] = 0
             r0 = row
-            st = _k.parse_delimited(arr, pos, end, dbyte, n_tokens, label_col, X, y, span, row,
-                                    slow, row_line, info)
+            st = _k.parse_delimited(arr, pos, end, dbyte, cbyte, n_tokens, label_col, X, y, span,
+                                    row, slow, row_line, info)
             bad = {}
-            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad)
+            _fix_slow(buf, slow, int(info[_k.I_NSLOW]), X, y, name, line_base, bad,
+                      comment=comment)
             r1 = int(info[_k.I_ROWS])
             new = None
             if str_labels:
@@ -731,7 +777,7 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
                                          f"{_NO_QUOTES}")
                         bad.setdefault(r0 + k, (line, exc))
             err = None if st < 10 else _csv_error(st, buf, info, name, line_base, n_tokens,
-                                                  delim)
+                                                  delim, comment)
             r1, new = _skip_bad(err, info, r0, bad, line_base, new, label_check, on_bad_row,
                                 X, y, row_line, False)
             if row_lines is not None:
@@ -754,7 +800,7 @@ def _csv_parse(blocks, dbyte, n_tokens, label_col, chunk_size, label_type, name,
         yield X[:row], (np.array(labels) if str_labels else (y[:row] if label_col >= 0 else None))
 
 
-def _csv_error(st, buf, info, name, line_base, n_tokens, delim):
+def _csv_error(st, buf, info, name, line_base, n_tokens, delim, comment=None):
     where = f"{name}, line {line_base + int(info[_k.I_ERRLINE]) + 1}"
     detail = int(info[_k.I_DETAIL])
     dname = {None: "whitespace", ",": "','", "\t": "tab", ";": "';'"}.get(delim, repr(delim))
@@ -766,6 +812,8 @@ def _csv_error(st, buf, info, name, line_base, n_tokens, delim):
                "them first")
     else:  # pragma: no cover
         msg = f"parse error code {st}"
+    if comment is not None and comment in _token(buf, info):    # the line
+        msg += _comment_hint(comment)
     return ValueError(f"{where}: {msg}.")
 
 

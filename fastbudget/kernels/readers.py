@@ -372,12 +372,13 @@ def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, row_line, in
 
 
 @njit(cache=True)
-def parse_delimited(buf, pos, end, delim, n_tokens, label_col, X, y, lab_span, row, slow,
-                    row_line, info):
+def parse_delimited(buf, pos, end, delim, comment, n_tokens, label_col, X, y, lab_span, row,
+                    slow, row_line, info):
     """Parse delimited text lines (CSV, TSV or whitespace-separated) into dense rows.
 
-    Each non-blank line must hold exactly ``n_tokens`` fields. Spaces and tabs around a field
-    are stripped; a trailing ``\\r`` is ignored; blank lines are skipped.
+    Each line that is not blank or a comment must hold exactly ``n_tokens`` fields. Spaces
+    and tabs around a field are stripped; a trailing ``\\r`` is ignored; blank lines are
+    skipped, and so are comment lines (whose first non-blank byte is ``comment``).
 
     Parameters
     ----------
@@ -386,6 +387,9 @@ def parse_delimited(buf, pos, end, delim, n_tokens, label_col, X, y, lab_span, r
         Byte range; ``buf[end - 1]`` is ``\\n``.
     delim : int
         Delimiter byte (44 ``,``, 9 tab, 59 ``;`` ...), or -1 for runs of whitespace.
+    comment : int
+        Comment byte (35 ``#``), or -1 for no comment lines. Only whole lines are comments:
+        elsewhere in a line it is part of a field.
     n_tokens : int
         Fields per line, label included.
     label_col : int
@@ -431,7 +435,7 @@ def parse_delimited(buf, pos, end, delim, n_tokens, label_col, X, y, lab_span, r
         i = pos
         while i < le and _is_space(buf[i]):
             i += 1
-        if i >= le:
+        if i >= le or buf[i] == comment:    # blank or comment line
             pos = le + 1
             lines += 1
             continue
