@@ -567,7 +567,9 @@ class BudgetClassifier:
             return
         kind = numbers.Integral if integer else numbers.Real
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise ValueError(f"{name} must be a {'whole' if integer else 'real'} number; got {value!r}.")
+            also = f" or one of {', '.join(map(repr, allow))}" if allow else ""
+            raise ValueError(
+                f"{name} must be a {'whole' if integer else 'real'} number{also}; got {value!r}.")
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite; got {value!r}.")
         if low is not None:

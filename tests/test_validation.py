@@ -205,6 +205,23 @@ def test_bad_parameter_rejected_at_fit(id_, factory, name, value, msg):
     assert not est2.__sklearn_is_fitted__()
 
 
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_bad_gamma_string_lists_the_strings_allowed(id_, factory):
+    """gamma='Scale' (a typo) is refused with the strings gamma takes ('scale', 'auto'):
+    the message said only 'gamma must be a real number', as if no string were allowed,
+    while the docstrings and scikit-learn's SVC take both."""
+    est = factory()
+    inner = getattr(est, "estimator", est)
+    if "gamma" not in inner._get_param_names():
+        pytest.skip("no gamma")
+    X, y = _data(est)
+    inner.set_params(gamma="Scale")
+    with pytest.raises(ValueError, match=r"gamma must be a real number or one of .*'scale'.*; "
+                                         r"got 'Scale'") as info:
+        est.fit(X, y)
+    assert "'auto'" in str(info.value)
+
+
 def test_ovr_budget_errors():
     X, y = stream(0, n_classes=4)
     with pytest.raises(ValueError, match=r"total_budget=6 is too small for 4.*total_budget >= 8"):
