@@ -1227,8 +1227,12 @@ def _model_chunks(args, model, scaler, row_lines=None):
         try:
             for X, y in chunks:
                 if X.shape[1] != d:          # CSV and gen: sources (LIBSVM is read at d)
+                    hint = ""
+                    if y is not None and X.shape[1] == d - 1 and args.command == "predict":
+                        hint = (" If its rows have no label (one column of each was read as "
+                                "the label), pass --label-column none.")
                     raise CLIError(f"{desc} has {X.shape[1]} features but the model was "
-                                   f"trained on {d}.")
+                                   f"trained on {d}.{hint}")
                 yield scaler(X), y
         except FeatureCountError as exc:
             raise _row_error_like(CLIError(_width_error(exc.where, d)), exc) from None
