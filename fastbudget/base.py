@@ -567,7 +567,9 @@ class BudgetClassifier:
             return
         kind = numbers.Integral if integer else numbers.Real
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise ValueError(f"{name} must be a {'whole' if integer else 'real'} number; got {value!r}.")
+            also = f" or one of {', '.join(map(repr, allow))}" if allow else ""
+            raise ValueError(
+                f"{name} must be a {'whole' if integer else 'real'} number{also}; got {value!r}.")
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite; got {value!r}.")
         if low is not None:
@@ -1093,13 +1095,25 @@ class BudgetClassifier:
     def score(self, X, y, sample_weight=None):
         """Mean accuracy on (X, y), weighted by ``sample_weight``, as scikit-learn's
         ``accuracy_score``: one label per row of X (a column vector is raveled with a
-        warning, as in ``fit``); a label not in ``classes_`` counts as a miss."""
+        warning, as in ``fit``); a label not in ``classes_`` counts as a miss, but labels of
+        another kind (text for a model fitted on numbers, or numbers for text) raise
+        ``ValueError``, as there."""
         y = _check_y(y)
         pred = self.predict(X)
         if y.shape[0] != pred.shape[0]:
             raise ValueError(
                 f"X has {pred.shape[0]} rows but y has {y.shape[0]} labels; pass one label per "
                 "row of X.")
+        y_kinds, fitted_kinds = _label_kinds(y), _label_kinds(self.classes_)
+        if y_kinds != fitted_kinds:
+            hint = (" (e.g. y.astype(int) for numbers read as text)"
+                    if y_kinds == {"text"} and fitted_kinds == {"number"} else "")
+            raise ValueError(
+                f"Mix of label input types (string and number): y has "
+                f"{' and '.join(sorted(y_kinds))} labels but the model's classes_ are "
+                f"{' and '.join(sorted(fitted_kinds))} ({_plain(self.classes_[:5].tolist())!r}), "
+                f"so no label could match. Pass labels of the kind the model was fitted "
+                f"with{hint}.")
         hit = pred == y
         if sample_weight is None:
             return float(np.mean(hit))
@@ -1146,6 +1160,17 @@ def _plain(values):
 
 # scalar labels that ``_check_one`` compares with the classes itself
 _PLAIN_LABEL = (int, float, str, np.integer, np.floating, np.bool_, np.str_)
+
+
+def _label_kinds(labels):
+    """The kinds of the labels of an array, ``{'text'}``, ``{'number'}`` or both (an object
+    array of mixed labels), as scikit-learn's ``unique_labels`` tells strings from the rest."""
+    kind = labels.dtype.kind
+    if kind in "US":
+        return {"text"}
+    if kind != "O":
+        return {"number"}
+    return {"text" if isinstance(v, str) else "number" for v in labels.ravel().tolist()}
 
 
 def _copy_state(state):

@@ -1242,8 +1242,12 @@ def _model_chunks(args, model, scaler, row_lines=None):
         try:
             for X, y in chunks:
                 if X.shape[1] != d:          # CSV and gen: sources (LIBSVM is read at d)
+                    hint = ""
+                    if y is not None and X.shape[1] == d - 1 and args.command == "predict":
+                        hint = (" If its rows have no label (one column of each was read as "
+                                "the label), pass --label-column none.")
                     raise CLIError(f"{desc} has {X.shape[1]} features but the model was "
-                                   f"trained on {d}.")
+                                   f"trained on {d}.{hint}")
                 yield scaler(X), y
         except FeatureCountError as exc:
             raise _row_error_like(CLIError(_width_error(exc.where, d)), exc) from None
@@ -1656,12 +1660,23 @@ def _data_options(p, formats=True, bad_rows=True):
 
 def _learner_options(p):
     p.add_argument("learner", metavar="MODEL", help="learner: " + ", ".join(LEARNERS))
-    p.add_argument("--budget", type=int)
-    p.add_argument("--C", type=float)
-    p.add_argument("--kernel", choices=("rbf", "poly", "linear"))
-    p.add_argument("--gamma", help="float, 'scale' or 'auto'")
-    p.add_argument("--degree", type=int)
-    p.add_argument("--coef0", type=float)
+    # (the defaults are the learners' own, which differ: tests/test_cli_audit.py checks
+    # these texts against their signatures)
+    p.add_argument("--budget", type=int,
+                   help="vectors the model keeps (default: the learner's, 100; perceptron: "
+                        "unbounded; idsvm, streamsvm and pegasos take none: idsvm's memory "
+                        "is --param capacity=N)")
+    p.add_argument("--C", type=float,
+                   help="box constraint (default: the learner's: 100 for tvm and random, 1 "
+                        "for idsvm and streamsvm)")
+    p.add_argument("--kernel", choices=("rbf", "poly", "linear"),
+                   help="(default: the learner's: rbf; linear for streamsvm and perceptron)")
+    p.add_argument("--gamma", help="float, 'scale' or 'auto' (default: the learner's: 'scale' "
+                                   "for tvm and idsvm, 'auto' (1 / n_features) for the others)")
+    p.add_argument("--degree", type=int, help="poly kernel degree (default 3)")
+    p.add_argument("--coef0", type=float,
+                   help="poly kernel term (default: the learner's: 1; 0 for idsvm and "
+                        "streamsvm)")
     p.add_argument("--param", action="append", metavar="K=V",
                    help="any other learner parameter, e.g. m1=1 (repeatable)")
     p.add_argument("--standardize", default="warmup", help="warmup (default), pass or none")

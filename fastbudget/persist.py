@@ -323,7 +323,16 @@ def atomic_file(path, mode="wb"):
             21, f"{path!r} is a directory; pass a file name, e.g. "
             f"{os.path.join(path, 'model.npz')!r}", path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
+                                   suffix=".tmp")
+    except FileNotFoundError as exc:
+        # (the error would name the temporary file, which the caller never gave)
+        raise FileNotFoundError(
+            exc.errno, f"the directory {directory!r} does not exist; create it first, or pass "
+            f"a path in an existing directory", path) from None
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}", path) from None
     try:
         with os.fdopen(fd, mode) as fh:
             yield fh

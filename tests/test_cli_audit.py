@@ -227,3 +227,53 @@ def test_file_not_found_keeps_its_own_message(capsys):
 def test_help_has_no_markup():
     _, out, _ = run("--help")
     assert "``" not in out and "fastbudget command line" in out
+
+
+def test_predict_on_unlabelled_csv_rows_says_to_pass_label_column_none(tmp_path):
+    """predict on a CSV of feature columns only (no label) reads the last feature as the
+    label and then finds one feature too few: the error said only '1 features but the model
+    was trained on 2', not that such rows need --label-column none. With it they predict."""
+    X, y = make_checkerboard(40, random_state=4)
+    rows = [f"{a:.6f},{b:.6f},{int(c)}" for (a, b), c in zip(X, y)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "u.csv").write_text("\n".join(r.rsplit(",", 1)[0] for r in rows) + "\n")
+    run("train", "tvm", tmp_path / "a.csv", "--budget", 10, "-o", tmp_path / "m.npz", "-q")
+    line = error_line("predict", tmp_path / "m.npz", tmp_path / "u.csv")
+    assert "has 1 features but the model was trained on 2" in line
+    assert "--label-column none" in line
+    code, out, err = run("predict", tmp_path / "m.npz", tmp_path / "u.csv", "--label-column", "none")
+    assert len(out.split()) == 40
+    # a wrong width that a missing label cannot explain, or a command that needs the labels,
+    # gets no such advice
+    (tmp_path / "w.csv").write_text("\n".join(r + ",0.5" for r in rows) + "\n")
+    assert "--label-column none" not in error_line("predict", tmp_path / "m.npz", tmp_path / "w.csv")
+    assert "--label-column none" not in error_line("evaluate", tmp_path / "m.npz", tmp_path / "u.csv")
+
+
+def test_learner_flags_say_their_defaults_which_are_the_learners():
+    """train --help gave --budget, --C, --degree and --coef0 no text at all, though their
+    defaults differ between learners (C: TVM 100, IncrementalSVC 1 as SVC; kernel: linear
+    for streamsvm and perceptron). The texts name each learner's default, checked here
+    against the signatures so that they cannot drift apart."""
+    import inspect
+    import re
+    helps = {a.dest: a.help or "" for a in
+             cli.build_parser()._subparsers._group_actions[0].choices["train"]._actions}
+    for flag in cli.COMMON_FLAGS:
+        text = helps[flag]
+        assert "default" in text, flag
+        for name, cls_name in cli.LEARNERS.items():
+            params = inspect.signature(getattr(fastbudget, cls_name).__init__).parameters
+            if flag not in params:
+                if flag == "budget":
+                    assert name in text, (flag, name)
+                continue
+            value = params[flag].default
+            if value is None:
+                want = {"budget": "unbounded", "gamma": "'auto'"}[flag]
+            elif isinstance(value, str):
+                want = repr(value) if flag == "gamma" else value
+            else:
+                want = f"{value:g}"
+            assert re.search(rf"(?<![\w.']){re.escape(want)}(?![\w.'])", text) or \
+                want.startswith("'") and want in text, (flag, name, value, text)

@@ -284,6 +284,29 @@ def test_save_to_a_directory_or_a_bytes_path(tmp_path):
                           est.decision_function(X))
 
 
+def test_save_into_a_missing_or_unwritable_directory_names_the_path(tmp_path, monkeypatch):
+    """save into a directory that does not exist says so, naming that directory and the path
+    asked for (the error named the hidden temporary file, '.m.npz.<random>.tmp', which the
+    user never gave); another failure to create the file names the path too. Nothing is
+    written."""
+    est, X, y = _fitted(dict(ESTIMATORS)["perceptron"])
+    missing = tmp_path / "no" / "m.npz"
+    with pytest.raises(FileNotFoundError) as info:
+        est.save(missing)
+    msg = str(info.value)
+    assert f"the directory {str(tmp_path / 'no')!r} does not exist" in msg
+    assert ".tmp" not in msg and info.value.filename == str(missing)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".m.npz.xyz.tmp"))
+
+    monkeypatch.setattr(persist.tempfile, "mkstemp", refuse)
+    with pytest.raises(PermissionError, match=r"cannot write .*m\.npz.*Permission denied") as info:
+        est.save(tmp_path / "m.npz")
+    assert ".tmp" not in str(info.value) and info.value.filename == str(tmp_path / "m.npz")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_span_snapshot_counters_checked_as_the_engine_s(tmp_path):
     """Span's snapshot buffer is copied back into the engine, so its counters are checked
     as the engine's own (a margin-set size beyond the engine would reach compiled code)."""

@@ -205,6 +205,23 @@ def test_bad_parameter_rejected_at_fit(id_, factory, name, value, msg):
     assert not est2.__sklearn_is_fitted__()
 
 
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_bad_gamma_string_lists_the_strings_allowed(id_, factory):
+    """gamma='Scale' (a typo) is refused with the strings gamma takes ('scale', 'auto'):
+    the message said only 'gamma must be a real number', as if no string were allowed,
+    while the docstrings and scikit-learn's SVC take both."""
+    est = factory()
+    inner = getattr(est, "estimator", est)
+    if "gamma" not in inner._get_param_names():
+        pytest.skip("no gamma")
+    X, y = _data(est)
+    inner.set_params(gamma="Scale")
+    with pytest.raises(ValueError, match=r"gamma must be a real number or one of .*'scale'.*; "
+                                         r"got 'Scale'") as info:
+        est.fit(X, y)
+    assert "'auto'" in str(info.value)
+
+
 def test_ovr_budget_errors():
     X, y = stream(0, n_classes=4)
     with pytest.raises(ValueError, match=r"total_budget=6 is too small for 4.*total_budget >= 8"):
@@ -704,6 +721,26 @@ def test_score_takes_y_as_accuracy_score_does(id_, factory):
     assert est.score(X, y, sample_weight=w) == pytest.approx(np.sum(w * (pred == y)) / w.sum())
     with pytest.raises(ValueError, match="sample_weight"):
         est.score(X, y, sample_weight=w[:5])
+
+
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_score_refuses_text_labels_for_a_numeric_model_as_accuracy_score_does(id_, factory):
+    """Labels of another kind than the model's (text for a model fitted on numbers, such as
+    a CSV column read as strings, or numbers for a text model) raise ValueError, as
+    scikit-learn's accuracy_score does ('Mix of label input types'): score returned 0.0
+    silently, every label counting as a miss. A number label that is not a class still
+    counts as a miss, and bool labels for a 0/1 model are numbers (as for scikit-learn)."""
+    est, X, y = _fitted(factory)
+    with pytest.raises(ValueError, match=r"Mix of label input types \(string and number\)"):
+        est.score(X, y.astype(str))
+    with pytest.raises(ValueError, match=r"Mix of label input types"):
+        est.score(X, y.astype(str).astype(object))
+    assert est.score(X, y + 100) == 0.0
+    names = np.array(["c%d" % v for v in y])
+    text = factory().fit(X, names)
+    assert text.score(X, names) == float(np.mean(text.predict(X) == names))
+    with pytest.raises(ValueError, match=r"y has number labels .* classes_ .* text"):
+        text.score(X, y)
 
 
 def _numeric_gamma(est):
