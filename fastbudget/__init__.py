@@ -10,7 +10,8 @@ Learners (scikit-learn style estimators, binary unless wrapped in OneVsRestClass
 - baselines: :class:`RandomBudgetClassifier`, :class:`ForgetronClassifier`,
   :class:`PerceptronClassifier`, :class:`PegasosClassifier`, :class:`BSGDClassifier`.
 
-``fastbudget.load(path)`` reads a model written by ``model.save(path)``;
+``fastbudget.load(path)`` reads a model written by ``model.save(path)`` (and
+``fastbudget.load_scaler(path)`` the standardisation ``fastbudget train`` saved beside one);
 ``fastbudget.warmup()`` compiles every compiled path on tiny inputs.
 """
 from . import datasets
@@ -27,6 +28,7 @@ from .estimators.tvm import CollapseWarning, RejectionWarning, TVMClassifier
 from .multiclass import OneVsRestClassifier
 from .persist import ModelFormatError, register_estimator
 from .persist import load_model as load
+from .persist import load_scaler
 from .river_adapter import RiverClassifier
 
 __version__ = "0.1.0"
@@ -54,6 +56,7 @@ __all__ = [
     "TVMClassifier",
     "datasets",
     "load",
+    "load_scaler",
     "register_estimator",
     "warmup",
     "__version__",

@@ -98,6 +98,8 @@ from collections import deque
 
 import numpy as np
 
+from .persist import SCALER_SUFFIX
+
 __all__ = ["main", "LEARNERS"]
 
 LEARNERS = {
@@ -119,7 +121,6 @@ _CSV_EXT = (".csv", ".tsv", ".tab")
 # examples, but also many tables) say nothing about the format: their content decides
 
 _COMPRESSED_EXT = (".gz", ".bz2", ".xz")
-SCALER_SUFFIX = ".scaler.json"
 CB_GAMMA = 1.0 / (2 * 0.37)          # paper 000: RBF delta = 0.37 on standardised checkerboards
 CB_SCALE = 4.0 / math.sqrt(12.0)     # sd of U[0, 4)
 
@@ -711,30 +712,24 @@ class Scaler:
 
     @classmethod
     def load(cls, model_path):
-        path = os.fspath(model_path) + SCALER_SUFFIX
-        if not os.path.exists(path):
+        from .persist import ModelFormatError, read_scaler_file
+        try:
+            path, doc = read_scaler_file(model_path)
+        except ModelFormatError as exc:
+            raise CLIError(str(exc)) from None
+        if doc is None:
             out = cls()
             out.found = False
             return out
         try:
-            with open(path) as f:
-                doc = json.load(f)
-            zb = doc.get("libsvm_zero_based")
-            if zb not in (None, True, False):
-                raise ValueError("libsvm_zero_based is not true, false or null")
             csv = _recorded_csv(doc)
-            if doc.get("mean") is None:       # trained without standardisation
-                return cls(mode=doc.get("mode", "none"), zero_based=zb, csv=csv)
-            mean = np.asarray(doc["mean"], dtype=np.float64)
-            scale = np.asarray(doc["scale"], dtype=np.float64)
-            clip = doc.get("clip")
-            clip = None if clip is None else float(clip)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except ValueError as exc:
             raise CLIError(f"cannot read the scaler file {path}: {exc}") from None
-        if (mean.shape != scale.shape or mean.ndim != 1 or not np.all(scale > 0)
-                or (clip is not None and not clip > 0)):
-            raise CLIError(f"the scaler file {path} is inconsistent; delete it or retrain.")
-        return cls(mean, scale, doc.get("mode", "?"), doc.get("n_rows", 0), clip, zb, csv)
+        zb = doc.get("libsvm_zero_based")
+        if doc.get("mean") is None:       # trained without standardisation
+            return cls(mode=doc.get("mode", "none"), zero_based=zb, csv=csv)
+        return cls(doc["mean"], doc["scale"], doc.get("mode", "?"), doc.get("n_rows", 0),
+                   doc["clip"], zb, csv)
 
 
 def _recorded_csv(doc):
@@ -755,7 +750,9 @@ def load_model(path):
     if not os.path.exists(path):
         raise CLIError(f"no such model file: {path}")
     try:
-        model = fastbudget.load(path)
+        # (its warning that X must be standardised is for Python: the commands here
+        # read the scaler file themselves)
+        model = fastbudget.persist.load_model(path, _warn_scaler=False)
     except fastbudget.ModelFormatError as exc:
         raise CLIError(f"{path} is not a usable fastbudget model: {exc}") from None
     return model, Scaler.load(path)

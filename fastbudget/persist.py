@@ -485,7 +485,7 @@ def _check_engines(state, n_features):
             check_state_arrays(lambda f: state.get(prefix + f), n_features)
 
 
-def load_model(path, expected_class=None):
+def load_model(path, expected_class=None, *, _warn_scaler=True):
     """Load a model written by :func:`save_model` / ``BudgetClassifier.save``.
 
     Parameters
@@ -493,6 +493,9 @@ def load_model(path, expected_class=None):
     path : str or os.PathLike
     expected_class : type, optional
         When given, the file must hold an instance of this class (or a subclass).
+
+    A model that ``fastbudget train`` trained on standardised rows (its ``<path>.scaler.json``
+    says so) warns that X must be standardised the same way: see :func:`load_scaler`.
 
     Returns
     -------
@@ -590,7 +593,121 @@ def load_model(path, expected_class=None):
         raise
     except Exception as exc:
         _fail(path, f"the stored state does not fit {cls.__name__} ({type(exc).__name__}: {exc}).")
+    if _warn_scaler:
+        _warn_if_standardised(path)
     return est
 
 
 load = load_model
+
+#: ``fastbudget train`` saves the standardisation of its input beside the model, in
+#: ``<model><SCALER_SUFFIX>`` (JSON; its fields are described in ``fastbudget.cli``).
+SCALER_SUFFIX = ".scaler.json"
+
+
+def read_scaler_file(model_path):
+    """The scaler file the command line saved beside a model, checked.
+
+    Returns ``(path, doc)``: the file's path, and its JSON object with ``mean`` and ``scale``
+    as float64 arrays and ``clip`` a float or None when the model was trained on
+    standardised data (``doc['mean']`` None when it was trained on the data as given), or
+    None when there is no such file. Raises ``ModelFormatError`` when it cannot be read or
+    is inconsistent.
+    """
+    path = os.fspath(model_path) + SCALER_SUFFIX
+    if not os.path.exists(path):
+        return path, None
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        if not isinstance(doc, dict):
+            raise ValueError("it does not hold a JSON object")
+        if doc.get("libsvm_zero_based") not in (None, True, False):
+            raise ValueError("libsvm_zero_based is not true, false or null")
+        if doc.get("mean") is not None:
+            clip = doc.get("clip")
+            doc = dict(doc, mean=np.asarray(doc["mean"], dtype=np.float64),
+                       scale=np.asarray(doc["scale"], dtype=np.float64),
+                       clip=None if clip is None else float(clip))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ModelFormatError(f"cannot read the scaler file {path}: {exc}") from None
+    if doc.get("mean") is not None:
+        mean, scale, clip = doc["mean"], doc["scale"], doc["clip"]
+        if (mean.shape != scale.shape or mean.ndim != 1 or not np.isfinite(mean).all()
+                or not np.all(scale > 0) or not np.isfinite(scale).all()
+                or (clip is not None and not clip > 0)):
+            raise ModelFormatError(f"the scaler file {path} is inconsistent; delete it or "
+                                   "retrain.")
+    return path, doc
+
+
+def load_scaler(model_path):
+    """The standardisation ``fastbudget train`` applied to a model's input, for Python.
+
+    A model trained by the command line was fitted on standardised rows (``--standardize
+    warmup``, the default, or ``pass``); ``fastbudget predict`` and the other commands read
+    ``<model>.scaler.json`` and apply it, ``fastbudget.load`` does not. Pass the rows through
+    the returned standardiser first::
+
+        model = fastbudget.load("m.npz")
+        scaler = fastbudget.load_scaler("m.npz")
+        model.predict(scaler.transform(X))
+
+    Parameters
+    ----------
+    model_path : str or os.PathLike
+        The model file (not the scaler file) as given to ``fastbudget train -o``.
+
+    Returns
+    -------
+    StreamingStandardizer or None
+        Fitted and frozen, with the saved ``mean_``, ``scale_`` and ``clip`` (``var_`` is
+        ``scale_ ** 2``); None when the model was trained on the data as given
+        (``--standardize none``).
+
+    Raises
+    ------
+    FileNotFoundError
+        No scaler file beside the model (a model saved from Python, or a scaler file not
+        copied with the model).
+    ModelFormatError
+        The scaler file cannot be read or is inconsistent.
+    """
+    from .datasets import StreamingStandardizer
+
+    path, doc = read_scaler_file(model_path)
+    if doc is None:
+        raise FileNotFoundError(
+            2, f"no scaler file beside the model (models saved from Python have none; the "
+               f"command line writes {os.path.basename(path)!r} next to its model, copy it "
+               f"with the model)", path)
+    if doc.get("mean") is None:
+        return None
+    out = StreamingStandardizer(n_warmup=None, clip=doc["clip"])
+    out.mean_ = doc["mean"]
+    out.scale_ = doc["scale"]
+    out.var_ = doc["scale"] ** 2
+    n = doc.get("n_rows")
+    out.n_samples_seen_ = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+    out.frozen_ = True
+    return out
+
+
+def _warn_if_standardised(path):
+    """``load``'s warning for a model the command line trained on standardised rows: in
+    Python they must be standardised as well, or every prediction is made on the wrong
+    scale (silently)."""
+    import warnings
+
+    try:
+        _, doc = read_scaler_file(path)
+    except ModelFormatError:
+        return                      # a damaged file is the command line's to report
+    if doc is None or doc.get("mean") is None:
+        return
+    p = os.fspath(path)
+    warnings.warn(
+        f"{p!r} was trained by the command line on standardised rows: standardise X as "
+        f"'fastbudget predict' does, with fastbudget.load_scaler({p!r}).transform(X), before "
+        f"predict, decision_function or partial_fit.",
+        UserWarning, stacklevel=3)

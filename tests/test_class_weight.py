@@ -19,6 +19,11 @@ from fastbudget import IncrementalSVC, OneVsRestClassifier, TVMClassifier, load
 from fastbudget.estimators.baselines import PerceptronClassifier
 from fastbudget.river_adapter import RiverClassifier
 
+# these tests load models the command line trained and check them in-process, on rows they
+# standardise themselves; load's warning to do so is tested in test_load_scaler.py
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*trained by the command line on standardised rows:UserWarning")
+
 WEIGHTED = [pytest.param(id_, f, id=id_) for id_, f in ESTIMATORS
             if "class_weight" in f()._get_param_names()]
 

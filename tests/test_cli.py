@@ -18,6 +18,11 @@ import pytest
 import fastbudget
 from fastbudget.datasets import make_checkerboard, make_waveform
 
+# these tests load models the command line trained and check them in-process, on rows they
+# standardise themselves; load's warning to do so is tested in test_load_scaler.py
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*trained by the command line on standardised rows:UserWarning")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GAMMA = "1.35"
 

@@ -15,6 +15,11 @@ from fastbudget.datasets.readers import RowLines, collect
 
 from test_cli import GAMMA, error_line, run
 
+# these tests load models the command line trained and check them in-process, on rows they
+# standardise themselves; load's warning to do so is tested in test_load_scaler.py
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*trained by the command line on standardised rows:UserWarning")
+
 BAD_CSV = ["1,2,x,1", "1,2,1", "1,nan,3,1", "1,2,inf,-1", '"1",2,3,1', "1,,3,1", "1,2,3,4,1"]
 BAD_SVM = ["1 1:x", "-1 2:1 1:1", "1 1:1 1:2", "1 abc", "-1 1:", "1 2:1e400", "x 1:1"]
 

@@ -16,6 +16,11 @@ from fastbudget.datasets import make_checkerboard
 
 from test_cli import ROOT, error_line, run
 
+# these tests load models the command line trained and check them in-process, on rows they
+# standardise themselves; load's warning to do so is tested in test_load_scaler.py
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*trained by the command line on standardised rows:UserWarning")
+
 
 def write_rows(path, X, y, header="x0,x1,label", label_first=False):
     with open(path, "w") as f:

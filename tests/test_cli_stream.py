@@ -23,6 +23,11 @@ from fastbudget.datasets import make_checkerboard
 
 from test_cli import GAMMA, error_line, run, write_libsvm
 
+# these tests load models the command line trained and check them in-process, on rows they
+# standardise themselves; load's warning to do so is tested in test_load_scaler.py
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*trained by the command line on standardised rows:UserWarning")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
