@@ -89,6 +89,7 @@ import io
 import json
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -452,11 +453,22 @@ def _row_error_like(new, old):
 
 
 def _skip_hint(args, exc):
-    """The advice added to a row error of a command that has ``--on-bad-row``."""
-    if getattr(args, "on_bad_row", None) == "error" and getattr(exc, "fastbudget_row_error",
-                                                                 False):
-        return " To leave such rows out and go on, pass --on-bad-row skip."
-    return ""
+    """The advice added to a row error of a command that has ``--on-bad-row``; when the
+    second line of a CSV file has a field that is not a number and no label column was given
+    (nor recorded with a model), also how to name it: UCI letter's ``T,2,8,...`` has its text
+    labels in column 0, where the default (the last column) leaves them as a feature, so its
+    first line reads as a header and the second fails, and skipping would leave out every
+    row."""
+    if getattr(args, "on_bad_row", None) != "error" or not getattr(exc, "fastbudget_row_error",
+                                                                   False):
+        return ""
+    m = re.search(r", line 2: value in feature column (\d+) (.+?) is not a number", str(exc))
+    if m and getattr(args, "label_column", None) is None and not getattr(args, "model", None):
+        # (with the label last, the default, feature column k is the file's column k)
+        return (f" If column {m.group(1)} holds the labels ({m.group(2)} is text), pass "
+                f"--label-column {m.group(1)}; to leave such rows out and go on, pass "
+                f"--on-bad-row skip.")
+    return " To leave such rows out and go on, pass --on-bad-row skip."
 
 
 _YES_NO_AUTO = {"auto": "auto", "yes": True, "no": False}   # --header, --zero-based

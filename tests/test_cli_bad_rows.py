@@ -311,3 +311,31 @@ def test_error_mode_says_how_to_go_on(tmp_path):
                  ("train", "perceptron", tmp_path / "a.csv", "--label-column", "nope")):
         line = error_line(*args)
         assert "on-bad-row" not in line, line
+
+
+def test_text_labels_in_the_first_column_are_named(tmp_path):
+    """UCI letter's layout (``T,2,8,...``: text labels first, no header): with the default
+    label column (the last) the first line reads as a header and the second fails on its
+    text label, where skipping would leave out every row; the error says to pass
+    --label-column 0, and with it the file trains. A given label column and a bad field
+    further down keep the plain advice."""
+    rng = np.random.default_rng(0)
+    labels = rng.choice(["A", "B"], 60)
+    lines = [f"{lab}," + ",".join(str(int(v)) for v in rng.integers(0, 15, 3)) for lab in labels]
+    (tmp_path / "l.csv").write_text("\n".join(lines) + "\n")
+    line = error_line("train", "perceptron", tmp_path / "l.csv", "-o", tmp_path / "m.npz")
+    assert line.endswith("line 2: value in feature column 0 " + repr(lines[1].split(",")[0])
+                         + " is not a number. If column 0 holds the labels ("
+                         + repr(lines[1].split(",")[0]) + " is text), pass --label-column 0; "
+                         "to leave such rows out and go on, pass --on-bad-row skip."), line
+    run("train", "perceptron", tmp_path / "l.csv", "--label-column", "0", "-q", "-o",
+        tmp_path / "m.npz")
+    assert fastbudget.load(tmp_path / "m.npz").classes_.tolist() == ["A", "B"]
+    hint = "To leave such rows out and go on, pass --on-bad-row skip."
+    line = error_line("train", "perceptron", tmp_path / "l.csv", "--label-column", "2", "-o",
+                      tmp_path / "n.npz")
+    assert line.endswith(hint), line
+    bad = ["1,2,3,A"] * 5 + ["1,x,3,B"] + ["1,2,3,B"] * 5
+    (tmp_path / "d.csv").write_text("\n".join(bad) + "\n")
+    line = error_line("train", "perceptron", tmp_path / "d.csv", "-o", tmp_path / "d.npz")
+    assert "line 6:" in line and line.endswith(hint), line
