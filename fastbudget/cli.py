@@ -112,6 +112,8 @@ LEARNERS = {
     "perceptron": "PerceptronClassifier",
     "pegasos": "PegasosClassifier",
     "bsgd": "BSGDClassifier",
+    "span": "SpanBudgetClassifier",
+    "svincremental": "SVIncrementalClassifier",
 }
 COMMON_FLAGS = ("budget", "C", "kernel", "gamma", "degree", "coef0")
 GENERATORS = ("checkerboard", "gauss", "waveform", "drifting_gaussians",
@@ -1203,7 +1205,9 @@ def cmd_update(args):
         raise CLIError(f"{str(_no_rows(desc))[:-1]}; the model is unchanged.")
     what = f"updated {type(model).__name__}"
     if n_before is not None:
-        what += f" (seen before: {n_before:,})"
+        # (SV-incremental's n_seen_ is a total weight, a float)
+        seen = (f"{int(n_before):,}" if float(n_before).is_integer() else f"{n_before:,.6g}")
+        what += f" (seen before: {seen})"
     return _finish(model, scaler, out, n, wall, what, model.n_features_in_, stop,
                    n_saves, bad)
 
@@ -1672,20 +1676,21 @@ def _learner_options(p):
     # (the defaults are the learners' own, which differ: tests/test_cli_audit.py checks
     # these texts against their signatures)
     p.add_argument("--budget", type=int,
-                   help="vectors the model keeps (default: the learner's, 100; perceptron: "
-                        "unbounded; idsvm, streamsvm and pegasos take none: idsvm's memory "
-                        "is --param capacity=N)")
+                   help="vectors the model keeps (default: the learner's, 100; span 50; perceptron: "
+                        "unbounded; idsvm, svincremental, streamsvm and pegasos take none: "
+                        "the memory of idsvm and svincremental is --param capacity=N)")
     p.add_argument("--C", type=float,
                    help="box constraint (default: the learner's: 100 for tvm and random, 1 "
-                        "for idsvm and streamsvm)")
+                        "for idsvm, span, svincremental and streamsvm)")
     p.add_argument("--kernel", choices=("rbf", "poly", "linear"),
                    help="(default: the learner's: rbf; linear for streamsvm and perceptron)")
     p.add_argument("--gamma", help="float, 'scale' or 'auto' (default: the learner's: 'scale' "
-                                   "for tvm and idsvm, 'auto' (1 / n_features) for the others)")
+                                   "for tvm, idsvm, span and svincremental, 'auto' "
+                                   "(1 / n_features) for the others)")
     p.add_argument("--degree", type=int, help="poly kernel degree (default 3)")
     p.add_argument("--coef0", type=float,
-                   help="poly kernel term (default: the learner's: 1; 0 for idsvm and "
-                        "streamsvm)")
+                   help="poly kernel term (default: the learner's: 1; 0 for idsvm, span, "
+                        "svincremental and streamsvm)")
     p.add_argument("--param", action="append", metavar="K=V",
                    help="any other learner parameter, e.g. m1=1 (repeatable)")
     p.add_argument("--standardize", default="warmup", help="warmup (default), pass or none")
@@ -1910,8 +1915,12 @@ def _report(exc, hint=""):
     try:
         raise exc
     except CapacityError as exc:      # a full exact learner: expected, and the message says why
-        msg = (" ".join(str(exc).split()) + " On the command line: --param capacity=N (memory "
-               "grows as N^2).")
+        msg = " ".join(str(exc).split()) + " On the command line: --param capacity=N (memory "
+        if "batch" in msg:
+            # (SV-incremental learns each chunk as one batch, with the support vectors kept)
+            msg += "grows as N^2), or a smaller --chunk-size (each chunk is one batch)."
+        else:
+            msg += "grows as N^2)."
     except FileNotFoundError as exc:
         # keep a message written for the case (a data set's file not in --data-dir ...)
         own = exc.strerror and exc.strerror != os.strerror(2)

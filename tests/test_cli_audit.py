@@ -277,3 +277,35 @@ def test_learner_flags_say_their_defaults_which_are_the_learners():
                 want = f"{value:g}"
             assert re.search(rf"(?<![\w.']){re.escape(want)}(?![\w.'])", text) or \
                 want.startswith("'") and want in text, (flag, name, value, text)
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("span", ("--budget", "30")),
+    ("svincremental", ("--chunk-size", "200", "--param", "capacity=800")),
+])
+def test_span_and_svincremental_on_the_command_line(tmp_path, name, extra):
+    """The two engine learners the README lists were not commands' learners: train / update /
+    predict now take them, and the saved model is the one the same stream gives in Python
+    (through the saved scaler)."""
+    from fastbudget.datasets import make_checkerboard
+    X, y = make_checkerboard(600, random_state=2)
+    data = tmp_path / "cb.csv"
+    data.write_text("\n".join(",".join(f"{v:.17g}" for v in r) + f",{int(t)}"
+                              for r, t in zip(X, y)) + "\n")
+    model = tmp_path / "m.npz"
+    run("train", name, data, "-o", model, "--gamma", "1.35", "--C", "10", "-q", *extra)
+    got = fastbudget.persist.load_model(model, _warn_scaler=False)
+    assert type(got).__name__ == cli.LEARNERS[name]
+    Z = fastbudget.load_scaler(model).transform(X)
+    params = {"gamma": 1.35, "C": 10.0, **({"budget": 30} if name == "span" else
+                                            {"capacity": 800})}
+    ref = type(got)(**params)
+    step = 200 if name == "svincremental" else 10_000
+    for i in range(0, len(y), step):
+        ref.partial_fit(Z[i:i + step], y[i:i + step], classes=[-1, 1])
+    np.testing.assert_allclose(got.decision_function(Z), ref.decision_function(Z), atol=1e-9)
+    _, out, _ = run("predict", model, data)
+    np.testing.assert_array_equal(np.array(out.split(), dtype=float), got.predict(Z))
+    run("update", model, data, "-o", tmp_path / "u.npz", "-q",
+        *(extra[:2] if name == "svincremental" else ()))
+    assert fastbudget.persist.load_model(tmp_path / "u.npz", _warn_scaler=False).n_features_in_ == 2
