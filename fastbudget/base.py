@@ -747,7 +747,8 @@ class BudgetClassifier:
             if cls.shape[0] > 2 and self._binary_only:
                 raise ValueError(
                     f"Only binary classification is supported by {type(self).__name__}, but got "
-                    f"{cls.shape[0]} classes ({cls[:5].tolist()}...). Wrap it in "
+                    f"{cls.shape[0]} classes ({str(cls[:5].tolist())[1:-1]}"
+                    f"{', ...' if cls.shape[0] > 5 else ''}). Wrap it in "
                     "fastbudget.OneVsRestClassifier for multi-class problems."
                 )
             if cls.shape[0] < 2:

@@ -126,8 +126,11 @@ def test_third_class_and_unseen_label(request, id_, factory):
     est = factory()
     X, y = _data(est)
     if is_binary(est):
-        with pytest.raises(ValueError, match=r"Only binary classification is supported.*OneVsRest"):
+        with pytest.raises(ValueError, match=r"Only binary classification is supported.*"
+                                             r"got 3 classes \(0, 1, 2\)\. .*OneVsRest"):
             est.fit(X, np.arange(len(X)) % 3)
+        with pytest.raises(ValueError, match=r"got 7 classes \(0, 1, 2, 3, 4, \.\.\.\)"):
+            est.fit(X, np.arange(len(X)) % 7)
     est.fit(X, y)
     before = model_state(est)
     y_bad = y.copy()
