@@ -1676,8 +1676,9 @@ def _learner_options(p):
     # (the defaults are the learners' own, which differ: tests/test_cli_audit.py checks
     # these texts against their signatures)
     p.add_argument("--budget", type=int,
-                   help="vectors the model keeps (default: the learner's, 100; span 50; perceptron: "
-                        "unbounded; idsvm, svincremental, streamsvm and pegasos take none: "
+                   help="vectors the model keeps (default: the learner's, 100; span 50; "
+                        "perceptron: unbounded; idsvm, svincremental, streamsvm and pegasos "
+                        "take none: "
                         "the memory of idsvm and svincremental is --param capacity=N)")
     p.add_argument("--C", type=float,
                    help="box constraint (default: the learner's: 100 for tvm and random, 1 "
