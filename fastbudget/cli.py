@@ -413,15 +413,20 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         chunks = read_libsvm(src, n_features=n_features, chunk_size=chunk_size,
                              zero_based=zero_based, indexing=indexing, row_lines=row_lines,
                              **_skipping(args))
-        chunks = _libsvm_cli_errors(chunks, model_width)
+        chunks = _reader_cli_errors(chunks, model_width)
     else:
         label, delim = _csv_options(args, csv_options, n_features)
         if indexing is not None:          # how the columns were read, kept beside the model
             indexing["csv"] = {"label_column": label, "delimiter": delim}
         header = _YES_NO_AUTO[getattr(args, "header", "auto")]
-        chunks = read_csv(src, label_column=label, chunk_size=chunk_size, label_type=label_type,
-                          delimiter=delim, header=header, row_lines=row_lines,
-                          comments=getattr(args, "comments", "#"), **_skipping(args))
+        try:
+            chunks = read_csv(src, label_column=label, chunk_size=chunk_size,
+                              label_type=label_type, delimiter=delim, header=header,
+                              row_lines=row_lines, comments=getattr(args, "comments", "#"),
+                              **_skipping(args))
+        except ValueError as exc:             # the options' checks (--comments ...)
+            raise CLIError(_cli_wording(str(exc))) from None
+        chunks = _reader_cli_errors(chunks, False)
     bad = getattr(args, "bad_rows", None)
     if bad is not None:
         chunks = bad.latch(chunks)
@@ -498,10 +503,11 @@ def _libsvm_options(args, n_features, zero_based):
     return n_features, zero_based
 
 
-def _libsvm_cli_errors(chunks, model_width):
-    """The LIBSVM reader's chunks, with its advice about its arguments given as the command
-    line options (``n_features`` -> ``--n-features``, ``zero_based`` -> ``--zero-based``).
-    With ``model_width`` (the width is a saved model's) a wider line is left to the caller."""
+def _reader_cli_errors(chunks, model_width):
+    """A reader's chunks, with its advice about its arguments given as the command line
+    options (``n_features`` -> ``--n-features``, ``zero_based`` -> ``--zero-based``,
+    ``comments=None`` -> ``--comments none`` ...). With ``model_width`` (a LIBSVM source
+    whose width is a saved model's) a wider line is left to the caller."""
     from .datasets.readers import FeatureCountError
     try:
         yield from chunks
@@ -516,8 +522,15 @@ def _libsvm_cli_errors(chunks, model_width):
 
 
 def _cli_wording(msg):
-    """A LIBSVM reader's message with its arguments named as the command line options."""
-    return (msg.replace("pass n_features explicitly",
+    """A reader's message with its arguments named as the command line options."""
+    return (msg.replace("pass comments=None", "pass --comments none")
+               .replace("pass another comments= or the delimiter",
+                        "pass another --comments or --delimiter")
+               .replace("or None for no comment lines", "or none for no comment lines")
+               .replace("comments must be", "--comments must be")
+               .replace("header=True, but", "--header yes, but")
+               .replace("pass header=False", "pass --header no")
+               .replace("pass n_features explicitly",
                         "pass --n-features N (the number of features: the largest index, "
                         "plus 1 if indices start at 0)")
                .replace("pass a larger n_features", "pass a larger --n-features")

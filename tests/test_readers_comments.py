@@ -340,3 +340,45 @@ def test_cli_learns_a_slow_stdin_feed_with_a_comment_after_the_header(tmp_path):
             proc.kill()
     assert proc.returncode == 0, err.decode()
     assert b"on 3 examples" in out
+
+
+def test_header_true_above_a_savetxt_header_is_refused():
+    """numpy.savetxt writes its header as a comment ('# a,b,label'); with header=True the first
+    line that is not a comment would be taken as the header: a row of data lost without a
+    word. It is refused with what to pass; comments=None reads the comment as the header,
+    and the default header='auto' reads the data rows."""
+    buf = io.BytesIO()
+    X = np.array([[1.0, 2.0, 1.0], [3.0, 4.0, -1.0], [1.5, 2.5, 1.0]])
+    np.savetxt(buf, X, delimiter=",", header="a,b,label")
+    raw = buf.getvalue()
+    msg = error(raw, header=True)
+    assert "header=True, but line 2" in msg and "pass comments=None" in msg
+    assert "pass header=False" in msg
+    for kw in ({}, {"header": True, "comments": None},
+               {"header": True, "comments": None, "label_column": "label"}):
+        got, y = read(raw, **kw)
+        np.testing.assert_array_equal(got, X[:, :2])
+        np.testing.assert_array_equal(y, X[:, 2])
+    # numeric names above text labels, the documented use of header=True, still read
+    got, y = read(b"# note\n400,410,label\n1,2,a\n3,4,b\n", header=True, label_type="str")
+    assert got.tolist() == [[1.0, 2.0], [3.0, 4.0]] and y.tolist() == ["a", "b"]
+
+
+def test_the_command_line_names_its_options_in_csv_errors(tmp_path, capsys):
+    """The CSV reader's advice in terms of the command line: --comments none, --header no,
+    --header yes (it said comments=None, header=False); and a bad --comments value."""
+    buf = io.BytesIO()
+    np.savetxt(buf, np.array([[1.0, 2.0, 1.0], [3.0, 4.0, -1.0]]), delimiter=",",
+               header="a,b,label")
+    data = tmp_path / "sv.csv"
+    data.write_bytes(buf.getvalue())
+    assert cli.main(["train", "perceptron", str(data), "-o", str(tmp_path / "m.npz"),
+                     "--header", "yes"]) == 2
+    err = capsys.readouterr().err
+    assert "--header yes, but line 2" in err and "pass --comments none" in err
+    assert "pass --header no" in err and "comments=None" not in err
+    assert cli.main(["train", "perceptron", str(data), "-o", str(tmp_path / "m.npz"),
+                     "--comments", "xx"]) == 2
+    err = capsys.readouterr().err
+    assert "--comments must be a single ASCII character" in err
+    assert "or none for no comment lines; got 'xx'" in err

@@ -727,6 +727,16 @@ def _csv_chunks(src, label_column, delimiter, header, chunk_size, label_type, ro
             )
         else:
             is_header = header
+            if header is True and commented and all(_is_number(t) for t in tokens):
+                # numpy.savetxt writes its header as a comment ('# a,b,label'): the line
+                # taken as the header would be the first row of data, lost without a word
+                first_line_no = line_base + buf.count(b"\n", 0, p) + 1
+                raise ValueError(
+                    f"{name}: header=True, but line {first_line_no}, the first that is not a "
+                    f"comment, holds only numbers, and lines starting with {comment!r} above "
+                    f"it were skipped as comments. If the header is one of them (numpy.savetxt "
+                    f"writes '# a,b,label'), pass comments=None; if the file has no header, "
+                    f"pass header=False.")
         start = q + 1 if is_header else p
         line_base += buf.count(b"\n", 0, start)
         blocks = itertools.chain([(buf, start, end)], ((b, 0, e) for b, e in raw_blocks))
