@@ -1,9 +1,21 @@
-"""SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002)."""
+"""SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002).
+
+A chunk is learned in one compiled call (``kernels.span.span_learn``) with the exact
+engine's fallbacks: when it fails numerically, the model is put back as before the chunk, R
+rebuilt and the chunk retried; when the retry fails at row i too, the rows before i are
+learned again on a rebuilt R, row i's decision is made by the compiled stream
+(``kernels.span.span_decide``: whether x is learned, which stored example it replaces or
+which one with alpha = 0 makes room) and the resulting set is learned again from an empty
+model (``engine.relearn_state``, as IncrementalSVC and SVIncrementalClassifier do), and the
+chunk goes on from row i + 1 (where the same applies). Only when every relearning order
+fails is ``NumericalError`` raised, with the model as before the chunk.
+"""
 import numpy as np
 
 from ..base import BudgetClassifier, _check_stored_arrays
-from ..engine import (EngineSVViews, NumericalError, _MESSAGES, check_state_arrays, kernel_params,
-                      resolve_gamma, restore_state, set_C_state, snapshot_state, state_decision,
+from ..engine import (RELEARN_ORDERS, EngineSVViews, NumericalError, _MESSAGES,
+                      check_state_arrays, kernel_params, relearn_state, resolve_gamma,
+                      restore_state, set_C_state, snapshot_state, state_decision,
                       state_kkt_residual)
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
@@ -34,6 +46,12 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
     Examples whose multiplier falls to 0 are dropped (exact: they do not shape the model), so
     the memory holds support vectors only. Spans come from the engine's inverse Jacobian
     (see :mod:`fastbudget.kernels.span`). Each ``partial_fit`` chunk is one compiled call.
+
+    A chunk whose exact update fails numerically is retried on a rebuilt R; when the retry
+    fails at a row too, that row's decision is made as usual and the examples it leaves in
+    memory are learned again from an empty model (the engine's last resort, as in
+    ``IncrementalSVC``), and the chunk goes on. Only when that fails too is
+    :class:`~fastbudget.engine.NumericalError` raised, with the model as before the chunk.
 
     Parameters
     ----------
@@ -134,28 +152,113 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
         st = self._st
         if float(self.C) != self.C_:
             set_C_state(st, float(self.C))   # exact path; fallbacks as the engine's
-        policy = _POLICIES[self.policy]
+        args = (int(self.budget), _POLICIES[self.policy], float(self.margin),
+                _SPAN_SETS[self.span_set])
         wk = self._wk
+        n = X.shape[0]
         # a replacement frees a live slot and fills it with a new point: their X / K rows
         # are saved too, so that the retry below starts from the model as it was
-        snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
-        age, cnt = wk.age.copy(), wk.cnt.copy()
-        for attempt in range(2):
-            status, done = ks.span_learn(st, wk, X, y_pm, sample_weight, int(self.budget),
-                                         policy, float(self.margin), _SPAN_SETS[self.span_set])
+        first = snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
+        first_counts = counts = (wk.age.copy(), wk.cnt.copy())
+        lo = 0   # rows [0, lo) are learned
+        while True:
+            if lo > 0:
+                snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
+                counts = (wk.age.copy(), wk.cnt.copy())
+            rows = (X[lo:], y_pm[lo:], sample_weight[lo:])
+            status, done = ks.span_learn(st, wk, *rows, *args)
             if status == ad.OK:
                 return
-            # undo the chunk (transactional), rebuild R from scratch and retry once
-            restore_state(st, snap)
-            np.copyto(wk.age, age)
-            np.copyto(wk.cnt, cnt)
-            if attempt == 0:
-                ad.rebuild(st)
+            # undo the rest of the chunk (transactional), rebuild R from scratch and retry
+            self._restore_work(snap, counts)
+            ad.rebuild(st)
+            status, done = ks.span_learn(st, wk, *rows, *args)
+            if status == ad.OK:
+                return
+            # The retry failed at row lo + done too. Last resort (the engine's): learn the
+            # rows before it again on a rebuilt R (they succeeded in the retry), make that
+            # row's decision and learn its resulting set from an empty model, then go on
+            # with the next row (each pass learns at least one row: this ends)
+            self._restore_work(snap, counts)
+            ad.rebuild(st)
+            row = lo + done
+            stage = "retry"
+            if not 0 <= done < n - lo:
+                break
+            if done > 0:
+                replay, _ = ks.span_learn(st, wk, *(r[:done] for r in rows), *args)
+                if replay != ad.OK:
+                    status, stage = replay, "replay"
+                    break
+            if not self._relearn_row(X[row], y_pm[row], sample_weight[row], args):
+                stage = "relearn"
+                break
+            lo = row + 1
+            if lo == n:
+                return
+        self._restore_work(first, first_counts)
+        how = {"retry": "",
+               "replay": (", and learning the rows before it again on a rebuilt R failed "
+                          "too"),
+               "relearn": (f", then the examples its update should end with relearned from "
+                           f"scratch in {RELEARN_ORDERS} orders")}[stage]
         raise NumericalError(
-            f"Exact SVM update failed at row {done} of the chunk: "
-            f"{_MESSAGES.get(status, status)}; R was rebuilt and the chunk retried once. The "
+            f"Exact SVM update failed at row {row} of the chunk: "
+            f"{_MESSAGES.get(status, status)}; R was rebuilt and the chunk retried{how}. The "
             "model is unchanged (the chunk was not learned). Near-duplicate examples with a "
-            "very wide kernel are the usual cause: lower gamma or C.")
+            "very wide kernel are the usual cause: lower gamma or C, or drop duplicates.")
+
+    def _restore_work(self, snap, counts):
+        """Put the engine state and the ages / counters back as saved."""
+        restore_state(self._st, snap)
+        np.copyto(self._wk.age, counts[0])
+        np.copyto(self._wk.cnt, counts[1])
+
+    def _relearn_row(self, x, yc, w, args):
+        """The engine's last resort for one arrival whose exact update failed, also on a
+        rebuilt R: the compiled stream makes the arrival's decision (``span_decide``: is x
+        learned, which stored example it replaces or which one with alpha = 0 makes room;
+        the ages and counters are updated as ``span_step`` updates them), then the
+        resulting set (the live examples without those, plus x in its slot with weight w)
+        is learned again from an empty model (:func:`fastbudget.engine.relearn_state`).
+        True on success; otherwise False, with the state and counters as on entry. When the
+        span policy's exact unlearning of the example with alpha = 0 fails (its swap search
+        needs the model without it), the model without it is relearned first and the
+        decision made again on that."""
+        st, wk = self._st, self._wk
+        dec = np.full(ks.N_DEC, -1, dtype=np.int64)
+        entry = None
+        for _ in range(2):
+            snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
+            counts = (wk.age.copy(), wk.cnt.copy())
+            if entry is None:
+                entry = (snap, (counts[0].copy(), counts[1].copy()))
+            status = ks.span_decide(st, wk, x, yc, w, *args, dec)
+            kind = int(dec[ks.D_KIND])
+            if kind == ks.D_NONE:
+                # x is not learned: the state is as before (the row's failure was not its own)
+                if status == ad.OK:
+                    return True
+                break
+            vecs = snap[0]
+            live = np.flatnonzero(vecs["status"] != ad.FREE)
+            keep = (live != dec[ks.D_EVICT]) & (live != dec[ks.D_REMOVE])
+            slots, wts = live[keep], vecs["wt"][live[keep]]
+            if kind in (ks.D_ADD, ks.D_SWAP):
+                c = int(dec[ks.D_SLOT])
+                st.X[c] = x
+                st.y[c] = yc
+                slots, wts = np.append(slots, c), np.append(wts, w)
+            if not relearn_state(st, snap, slots, wts, vecs["fs"][ad.F_MU]):
+                break
+            if kind != ks.D_EVICT_FAILED:
+                return True
+            # the model without the evicted example is learned: decide again on it, as
+            # span_step would after the unlearning (the row's counters once; the drop counted)
+            counts[1][ks.C_PRUNED] += 1
+            np.copyto(wk.cnt, counts[1])
+        self._restore_work(*entry)
+        return False
 
     @property
     def C_(self):

@@ -26,6 +26,9 @@ of them margin vectors: N candidate swaps, each one exact weight-transfer path
 (O(events * N * |S|)), a restore (O(N + |S|^2)) and the spans (O(|S| + |E| |S|^2)), so
 O(N^2 |S| (events + |E|/N |S|)) <= O(N^4) in the worst case, O(N^2 |S|) when few SVs are at
 the bound. ``POLICY_LRU`` costs one exact unlearning and one exact learning, O(N |S|) per step.
+
+``span_decide`` makes an arrival's decision without its exact updates and records it: the
+estimator's last resort after a failed chunk relearns the decided set from an empty model.
 """
 from collections import namedtuple
 
@@ -52,6 +55,19 @@ C_SWAP = 3  # replacements made (span accepted or LRU)
 C_REJECT = 4  # span policy: arrivals turned away (no swap lowers the S-span)
 C_PRUNED = 5  # stored examples with alpha = 0 dropped to make room
 N_CNT = 8
+
+# the decision of one arrival, recorded by ``span_decide``: indices into its ``dec`` ...
+D_KIND = 0
+D_EVICT = 1  # stored example with alpha = 0 dropped to make room (-1: none)
+D_REMOVE = 2  # stored example x replaces (-1: none)
+D_SLOT = 3  # slot x is learned in (-1: none)
+N_DEC = 4
+# ... and the kinds
+D_NONE = 0  # x is not learned (weight 0, or y f(x) > margin)
+D_ADD = 1  # x learned while the memory is not full
+D_SWAP = 2  # x replaces a stored example (span accepted or LRU)
+D_REJECT = 3  # the span policy turns x away
+D_EVICT_FAILED = 4  # the exact unlearning of the evicted example failed (span policy)
 
 SpanWork = namedtuple(
     "SpanWork",
@@ -211,17 +227,25 @@ def _load(st, wk):
 
 # ---------------------------------------------------------------------------- the stream
 @njit(cache=True)
-def _evict_reserve(st, wk):
-    """Unlearn the oldest stored example whose multiplier is 0 (not a support vector: a
-    reserve vector, or a margin vector sitting at alpha = 0, or at -1e-16 after round-off:
-    the same test ``alpha > 0`` that counts support vectors). Exact and free: it does not
-    shape the model. Returns STUCK when there is none (the caller's count was wrong)."""
+def _oldest_reserve(st, wk):
+    """The oldest stored example whose multiplier is 0 (not a support vector: a reserve
+    vector, or a margin vector sitting at alpha = 0, or at -1e-16 after round-off: the same
+    test ``alpha > 0`` that counts support vectors), or -1 when there is none."""
     j_old = -1
     best_age = wk.cnt[C_SEEN] + 1
     for j in range(st.ist[I_HW]):
         if st.status[j] != FREE and st.alpha[j] <= 0.0 and wk.age[j] < best_age:
             best_age = wk.age[j]
             j_old = j
+    return j_old
+
+
+@njit(cache=True)
+def _evict_reserve(st, wk):
+    """Unlearn the oldest stored example whose multiplier is 0 (``_oldest_reserve``). Exact
+    and free: it does not shape the model. Returns STUCK when there is none (the caller's
+    count was wrong)."""
+    j_old = _oldest_reserve(st, wk)
     if j_old < 0:
         return STUCK
     wk.cnt[C_PRUNED] += 1
@@ -237,27 +261,26 @@ def _first_free(st):
 
 
 @njit(cache=True)
-def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
-    """Process one arrival (paper 002, steps 1-7). State and work modified in place.
+def _first_free_but(st, e):
+    """The first free slot once slot ``e`` (-1: none) is freed too."""
+    c = _first_free(st)
+    if e >= 0 and (c < 0 or e < c):
+        return e
+    return c
 
-    Parameters
-    ----------
-    st : EngineState of capacity >= budget + 1
-    wk : SpanWork
-    x : ndarray (d,) float64
-    yc : float, +1 or -1
-    w : float >= 0, the example's weight (bound C * w)
-    budget : int, most support vectors held (N)
-    policy : int, POLICY_SPAN or POLICY_LRU
-    margin : float, the arrival updates the model when ``y f(x) <= margin`` (0: misclassified)
-    span_set : int, SPAN_ALL or SPAN_MARGIN (see ``span_sq``)
 
-    Returns
-    -------
-    int status
-    """
+@njit(cache=True, inline="always")
+def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
+    """``span_step``; with ``decide`` it stops once the arrival's decision is made and
+    records it in ``dec`` (see ``span_decide``) instead of making the exact updates.
+    Inlined into both, so that the compiled chunk loop keeps its speed."""
     wk.cnt[C_SEEN] += 1
     t = wk.cnt[C_SEEN]
+    if decide:
+        dec[D_KIND] = D_NONE
+        dec[D_EVICT] = -1
+        dec[D_REMOVE] = -1
+        dec[D_SLOT] = -1
     if w <= 0.0:
         return OK
     mu = st.fs[F_MU]
@@ -276,40 +299,73 @@ def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
     if nsv < budget:
         # the memory is not full of support vectors: learn x (making room by dropping a
         # stored example with alpha = 0 when every slot but the spare is taken)
+        e = -1
         if nlive >= budget:
-            s = _evict_reserve(st, wk)
-            if s != OK:
-                return s
-        c = _first_free(st)
+            if decide:
+                e = _oldest_reserve(st, wk)
+                if e < 0:
+                    return STUCK
+                wk.cnt[C_PRUNED] += 1
+                dec[D_EVICT] = e
+            else:
+                s = _evict_reserve(st, wk)
+                if s != OK:
+                    return s
+        c = _first_free_but(st, e)
         if c < 0:
             return STUCK
-        s = add(st, c, x, yc, w)
         wk.age[c] = t
         wk.cnt[C_ADDED] += 1
-        return s
+        if decide:
+            dec[D_KIND] = D_ADD
+            dec[D_SLOT] = c
+            return OK
+        return add(st, c, x, yc, w)
+    e = -1
     if nlive > budget:
         # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
         # it so that the spare slot is free for the arrival
-        s = _evict_reserve(st, wk)
-        if s != OK:
-            return s
-    c = _first_free(st)
+        if decide:
+            e = _oldest_reserve(st, wk)
+            if e < 0:
+                return STUCK
+            dec[D_EVICT] = e
+            if policy != POLICY_LRU:
+                # the swap search runs on the model without it: unlearn it for real
+                dec[D_KIND] = D_EVICT_FAILED
+                wk.cnt[C_PRUNED] += 1
+                s = remove(st, e)
+                if s != OK:
+                    return s
+                dec[D_KIND] = D_NONE
+                e = -1
+            else:
+                wk.cnt[C_PRUNED] += 1
+        else:
+            s = _evict_reserve(st, wk)
+            if s != OK:
+                return s
+    c = _first_free_but(st, e)
     if c < 0:
         return STUCK
     if policy == POLICY_LRU:
         oldest = -1
         best_age = t + 1
         for j in range(st.ist[I_HW]):
-            if st.status[j] != FREE and wk.age[j] < best_age:
+            if st.status[j] != FREE and j != e and wk.age[j] < best_age:
                 best_age = wk.age[j]
                 oldest = j
+        wk.age[c] = t
+        wk.cnt[C_SWAP] += 1
+        if decide:
+            dec[D_KIND] = D_SWAP
+            dec[D_REMOVE] = oldest
+            dec[D_SLOT] = c
+            return OK
         s = remove(st, oldest)
         if s != OK:
             return s
-        s = add(st, c, x, yc, w)
-        wk.age[c] = t
-        wk.cnt[C_SWAP] += 1
-        return s
+        return add(st, c, x, yc, w)
     # ---- S-span policy: step 3, S_old
     s_old = span_sq(st, wk.v, wk.spans, span_set)
     place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
@@ -333,15 +389,68 @@ def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
         _load(st, wk)
     if best_i >= 0 and best < s_old:
         # step 5: decremental unlearning of x_p; step 6: incremental learning of x
+        wk.age[c] = t
+        wk.cnt[C_SWAP] += 1
+        if decide:
+            dec[D_KIND] = D_SWAP
+            dec[D_REMOVE] = best_i
+            dec[D_SLOT] = c
+            return OK
         s = remove(st, best_i)
         if s != OK:
             return s
-        s = reweight(st, c, w)
-        wk.age[c] = t
-        wk.cnt[C_SWAP] += 1
-        return s
+        return reweight(st, c, w)
     wk.cnt[C_REJECT] += 1
+    if decide:
+        dec[D_KIND] = D_REJECT
+        return OK
     return remove(st, c)  # weight 0: only frees the slot
+
+
+@njit(cache=True)
+def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
+    """Process one arrival (paper 002, steps 1-7). State and work modified in place.
+
+    Parameters
+    ----------
+    st : EngineState of capacity >= budget + 1
+    wk : SpanWork
+    x : ndarray (d,) float64
+    yc : float, +1 or -1
+    w : float >= 0, the example's weight (bound C * w)
+    budget : int, most support vectors held (N)
+    policy : int, POLICY_SPAN or POLICY_LRU
+    margin : float, the arrival updates the model when ``y f(x) <= margin`` (0: misclassified)
+    span_set : int, SPAN_ALL or SPAN_MARGIN (see ``span_sq``)
+
+    Returns
+    -------
+    int status
+    """
+    # (``_step`` writes its decision buffer only when deciding: ``wk.src`` stands in)
+    return _step(st, wk, x, yc, w, budget, policy, margin, span_set, False, wk.src)
+
+
+@njit(cache=True)
+def span_decide(st, wk, x, yc, w, budget, policy, margin, span_set, dec):
+    """The decision ``span_step`` makes for one arrival, without its exact updates (the
+    last resort of a failed chunk relearns the resulting set from an empty model instead).
+
+    The arguments are ``span_step``'s, plus ``dec`` (N_DEC,) int64, which receives
+    ``[kind, evicted, removed, slot]``: ``kind`` is D_NONE (x is not learned: weight 0 or
+    ``y f(x) > margin``), D_ADD (x learned while the memory is not full), D_SWAP (x replaces
+    the stored example ``removed``) or D_REJECT (the span policy turns x away); ``evicted``
+    is the stored example with alpha = 0 dropped to make room (-1: none) and ``slot`` the
+    slot x goes to (-1: none). The result set is the live slots minus ``evicted`` and
+    ``removed``, plus x in ``slot`` with weight ``w``.
+
+    The counters and ages are updated as ``span_step`` updates them. The state is not
+    changed, except under the span policy, whose swap search needs the example with
+    alpha = 0 unlearned (exactly, by ``remove``) and x placed with weight 0 in the spare
+    slot: when that unlearning fails, its status is returned with ``kind`` D_EVICT_FAILED
+    (the caller relearns the model without ``evicted`` and decides again). Returns a status.
+    """
+    return _step(st, wk, x, yc, w, budget, policy, margin, span_set, True, dec)
 
 
 @njit(cache=True)
