@@ -14,6 +14,7 @@ from fastbudget.kernels import adiabatic as ad
 from fastbudget.kernels import span as ks
 
 from _helpers import assert_same_state, model_state
+from test_engine import _ill_conditioned_data  # test_engine's ill-conditioned family
 
 KW = dict(budget=15, C=2.0, gamma=0.5)
 _COUNTS = (("A", ks.C_ADDED), ("S", ks.C_SWAP), ("R", ks.C_REJECT), ("P", ks.C_PRUNED))
@@ -245,22 +246,6 @@ def test_failed_unlearning_before_the_swap_search_is_relearned_first(monkeypatch
     clf = _fit("span", lo, hi)
     assert decided == [ks.D_ADD, ks.D_ADD] and relearned == [ad.OK, ad.OK]
     _assert_same_model(clf, plain)
-
-
-def _ill_conditioned_data(seed):
-    """``test_engine``'s family: a few points, some duplicated with opposite labels."""
-    rng = np.random.default_rng(seed)
-    npre = int(rng.integers(2, 25))
-    d = int(rng.integers(1, 4))
-    dup = int(rng.integers(0, min(npre, 4)))
-    nother = int(rng.integers(max(1, dup), 6))
-    first = rng.choice([-1.0, 1.0])
-    shift = rng.choice([0.0, 0.7, 2.0])
-    Xp = rng.normal(size=(npre, d)) + shift
-    Xp[npre - dup:] = Xp[:dup]
-    Xo = rng.normal(size=(nother, d)) - shift
-    Xo[:dup] = Xp[:dup]
-    return np.vstack([Xp, Xo]), np.concatenate([np.full(npre, first), np.full(nother, -first)])
 
 
 @pytest.mark.parametrize("policy", ["span", "lru"])

@@ -270,6 +270,15 @@ def _first_free_but(st, e):
 
 
 @njit(cache=True, inline="always")
+def _swap_decided(dec, p, c):
+    """``span_decide``'s record of 'x replaces the stored example p, learned in slot c'."""
+    dec[D_KIND] = D_SWAP
+    dec[D_REMOVE] = p
+    dec[D_SLOT] = c
+    return OK
+
+
+@njit(cache=True, inline="always")
 def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
     """``span_step``; with ``decide`` it stops once the arrival's decision is made and
     records it in ``dec`` (see ``span_decide``) instead of making the exact updates.
@@ -358,10 +367,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
         wk.age[c] = t
         wk.cnt[C_SWAP] += 1
         if decide:
-            dec[D_KIND] = D_SWAP
-            dec[D_REMOVE] = oldest
-            dec[D_SLOT] = c
-            return OK
+            return _swap_decided(dec, oldest, c)
         s = remove(st, oldest)
         if s != OK:
             return s
@@ -392,10 +398,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
         wk.age[c] = t
         wk.cnt[C_SWAP] += 1
         if decide:
-            dec[D_KIND] = D_SWAP
-            dec[D_REMOVE] = best_i
-            dec[D_SLOT] = c
-            return OK
+            return _swap_decided(dec, best_i, c)
         s = remove(st, best_i)
         if s != OK:
             return s
