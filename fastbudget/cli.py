@@ -89,7 +89,6 @@ import io
 import json
 import math
 import os
-import re
 import signal
 import sys
 import threading
@@ -469,12 +468,12 @@ def _skip_hint(args, exc):
     if getattr(args, "on_bad_row", None) != "error" or not getattr(exc, "fastbudget_row_error",
                                                                    False):
         return ""
-    m = re.search(r", line 2: value in feature column (\d+) (.+?) is not a number", str(exc))
-    if m and getattr(args, "label_column", None) is None and not getattr(args, "model", None):
+    line, col, text = getattr(exc, "text_field", (None, None, None))   # (see read_csv)
+    if line == 2 and getattr(args, "label_column", None) is None and not getattr(args, "model",
+                                                                                None):
         # (with the label last, the default, feature column k is the file's column k)
-        return (f" If column {m.group(1)} holds the labels ({m.group(2)} is text), pass "
-                f"--label-column {m.group(1)}; to leave such rows out and go on, pass "
-                f"--on-bad-row skip.")
+        return (f" If column {col} holds the labels ({text} is text), pass --label-column "
+                f"{col}; to leave such rows out and go on, pass --on-bad-row skip.")
     return " To leave such rows out and go on, pass --on-bad-row skip."
 
 

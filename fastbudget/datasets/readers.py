@@ -91,6 +91,9 @@ def _fix_slow(buf, slow, n, X, y, name, line_base, bad, index_base=None, comment
             exc = ValueError(
                 f"{name}, line {line_base + ln + 1}: {what} {_shown(text)} is not {kind}.{hint}"
             )
+            if index_base is None and c >= 0 and v is None:
+                # (for the caller's advice: a CSV column of text may be the labels)
+                exc.text_field = (line_base + ln + 1, c, _shown(text))
             bad.setdefault(r, (line_base + ln + 1, exc))
             continue
         if c < 0:
