@@ -75,6 +75,10 @@ def _binary_parts(est):
     """``est``'s decision function as ``("linear", w, b)`` or
     ``("kernel", kernel, (gamma, degree, coef0), V, c, b)``, from its public fitted
     attributes; rows with a zero coefficient are dropped (the compiled scoring skips them)."""
+    if not _has(est, "intercept_"):
+        raise TypeError(
+            f"{type(est).__name__} has no intercept_ (nor support vectors and dual_coef_): "
+            "to_onnx exports fastbudget's own learners and OneVsRestClassifier models of them.")
     b = float(np.asarray(est.intercept_, dtype=np.float64).reshape(-1)[0])
     if _has(est, "coef_"):
         w = np.asarray(est.coef_, dtype=np.float64).reshape(-1)
