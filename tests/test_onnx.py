@@ -179,14 +179,17 @@ def test_primal_models_are_one_matmul(data):
         _check_equal(est, proto, T)
 
 
-@pytest.mark.parametrize("classes", [["no", "yes"], ["cat", "dog", "eel"], [-3, 5, 7]],
-                         ids=["text-binary", "text-ovr", "int-ovr"])
-def test_labels_are_the_models_classes(data, classes):
+@pytest.mark.parametrize("classes,ovr", [(["no", "yes"], False), (["no", "yes"], True),
+                                         (["cat", "dog", "eel"], True), ([-3, 5, 7], True)],
+                         ids=["text-binary", "text-ovr-two-classes", "text-ovr", "int-ovr"])
+def test_labels_are_the_models_classes(data, classes, ovr):
     X, y, y3, T = data
     lab = np.array(classes)[y if len(classes) == 2 else y3]
-    est = _fit(OneVsRestClassifier(_make("bsgd", "rbf")) if len(classes) > 2
-               else _make("bsgd", "rbf"), X, lab)
+    est = _fit(OneVsRestClassifier(_make("bsgd", "rbf")) if ovr else _make("bsgd", "rbf"),
+               X, lab)
     proto = to_onnx(est)
+    assert len(proto.graph.output[1].type.tensor_type.shape.dim) == (2 if len(classes) > 2
+                                                                    else 1)
     label_type = proto.graph.output[0].type.tensor_type.elem_type
     assert label_type == (onnx.TensorProto.STRING if isinstance(classes[0], str)
                           else onnx.TensorProto.INT64)
@@ -320,6 +323,7 @@ def test_cli_export_equals_cli_predict(data, tmp_path, capsys, clip):
     assert cli_main(["export", model, "-o", out]) == 0
     assert "standardised inside the graph" in capsys.readouterr().out
     proto = onnx.load(out)
+    assert proto.graph == to_onnx(model).graph         # the Python export of the path: the same
     assert "Div" in {n.op_type for n in proto.graph.node}
     assert ("Clip" in {n.op_type for n in proto.graph.node}) == (clip is not None)
     label, scores = _run(proto, Traw)
