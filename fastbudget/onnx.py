@@ -43,7 +43,7 @@ from .base import NotFittedError
 __all__ = ["to_onnx", "DEFAULT_OPSET", "MIN_OPSET"]
 
 MIN_OPSET = 13            # ReduceSum and Squeeze take their axes as an input from opset 13
-DEFAULT_OPSET = 17        # within what the extra's oldest onnxruntime (1.16) runs
+DEFAULT_OPSET = 17        # well within what the extra's oldest onnxruntime (1.19) runs
 
 
 class _Graph:
@@ -164,6 +164,9 @@ def _label_tensor(classes):
 def _scaler_arrays(scaler, d):
     """``(mean, scale, clip)`` of a scaler (``StreamingStandardizer`` as
     ``fastbudget.load_scaler`` returns, or anything with ``mean_``/``scale_``/``clip``)."""
+    if not (hasattr(scaler, "mean_") and hasattr(scaler, "scale_")):
+        raise TypeError(f"scaler must be 'auto', None or a fitted standardiser with mean_ and "
+                        f"scale_ (fastbudget.load_scaler(path)); got {scaler!r}.")
     mean = np.asarray(scaler.mean_, dtype=np.float64).reshape(-1)
     scale = np.asarray(scaler.scale_, dtype=np.float64).reshape(-1)
     if mean.shape != (d,) or scale.shape != (d,):
@@ -177,6 +180,9 @@ def _scaler_arrays(scaler, d):
 
 def _resolve(model, scaler):
     """The fitted estimator and the scaler (or None) to bake in."""
+    if isinstance(scaler, str) and scaler != "auto":
+        raise ValueError(f"scaler must be 'auto', None or a fitted standardiser; got "
+                         f"{scaler!r}.")
     if isinstance(model, (str, bytes, os.PathLike)):
         from .persist import load_model, load_scaler
         path = os.fsdecode(model)
@@ -226,7 +232,9 @@ def to_onnx(model, *, scaler="auto", target_opset=None, dtype=np.float64):
     TypeError
         ``model`` is not a fastbudget classifier, or its labels cannot be an ONNX tensor.
     ValueError
-        A bad ``target_opset``, ``dtype`` or scaler.
+        A bad ``target_opset``, ``dtype`` or scaler (another number of features, a scale
+        that is not positive and finite); a ``TypeError`` for a scaler without ``mean_`` and
+        ``scale_``.
     FileNotFoundError, fastbudget.ModelFormatError
         ``model`` is a path that does not exist or is not a fastbudget model file.
 

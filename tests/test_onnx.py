@@ -210,7 +210,7 @@ def test_float32_input_is_cast_to_float64(data):
     np.testing.assert_array_equal(label, est.predict(T32.astype(np.float64)))
 
 
-@pytest.mark.parametrize("opset", [13, 17, onnx.defs.onnx_opset_version()])
+@pytest.mark.parametrize("opset", [13, 17, 21])        # 21: the newest onnxruntime 1.19 runs
 def test_opsets(data, opset):
     X, y, _, T = data
     est = _fit(_make("random", "poly"), X, y)
@@ -299,6 +299,10 @@ def test_a_scaler_of_another_width_is_refused(data):
         mean_, scale_, clip = np.zeros(D + 1), np.ones(D + 1), None
     with pytest.raises(ValueError, match="features"):
         to_onnx(est, scaler=Scaler())
+    with pytest.raises(ValueError, match="scaler must be"):
+        to_onnx(est, scaler="standardise")
+    with pytest.raises(TypeError, match="mean_ and scale_"):
+        to_onnx(est, scaler=np.ones(D))
 
 
 # ------------------------------------------------------------------------ command line
