@@ -1305,6 +1305,39 @@ def cmd_predict(args):
     return 0
 
 
+def cmd_export(args):
+    """``fastbudget export MODEL -o OUT.onnx``: the model as an ONNX graph (see
+    ``fastbudget.onnx``), with the scaler saved beside it baked in front unless
+    ``--no-scaler``, so that the graph takes the rows ``fastbudget predict`` takes."""
+    _check_output(args.output, "-o")
+    _check_not_input(args.output, "-o", [
+        ("model file", args.model), ("model's scaler file", args.model + SCALER_SUFFIX)])
+    try:
+        from .onnx import to_onnx
+    except ImportError as exc:
+        raise CLIError(f"export needs the onnx package ({exc}); install it with "
+                       "pip install 'fastbudget[onnx]'.") from None
+    model, scaler = load_model(args.model)
+    baked = None
+    if not args.no_scaler and scaler.mean is not None:
+        from types import SimpleNamespace
+        baked = SimpleNamespace(mean_=scaler.mean, scale_=scaler.scale, clip=scaler.clip)
+    elif not args.no_scaler and not scaler.found:
+        note(f"fastbudget: no {os.path.basename(args.model) + SCALER_SUFFIX} beside the model: "
+             "the graph takes the rows as the model does (no standardisation baked in).")
+    proto = to_onnx(model, scaler=baked, target_opset=args.opset,
+                    dtype=np.float32 if args.float32 else np.float64)
+    from .persist import atomic_file
+    with atomic_file(args.output, "wb") as f:
+        f.write(proto.SerializeToString())
+    how = ("raw rows, standardised inside the graph" if baked is not None else
+           "rows as the model takes them")
+    print(f"exported {type(model).__name__} ({model.n_features_in_} features, "
+          f"{len(model.classes_)} classes) to {args.output}: input X "
+          f"{'float32' if args.float32 else 'float64'} ({how}); outputs label, scores")
+    return 0
+
+
 def cmd_evaluate(args):
     model, scaler = load_model(args.model)
     bad = _saved_model_bad_rows(args, model, labels=False)  # unknown labels count as errors
@@ -1775,6 +1808,19 @@ def build_parser():
                         "all: it replaces FILE at the end); '-' for stdout")
     p.add_argument("--scores", action="store_true", help="decision values instead of labels")
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("export", help="write a saved model as an ONNX graph (needs the onnx "
+                                      "extra)")
+    p.add_argument("model", metavar="MODEL_FILE")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.onnx", help="the ONNX file")
+    p.add_argument("--no-scaler", action="store_true",
+                   help="leave out the standardisation saved beside the model (the graph then "
+                        "takes standardised rows)")
+    p.add_argument("--opset", type=_int_at_least(13), default=None,
+                   help="ONNX opset of the graph (default 17)")
+    p.add_argument("--float32", action="store_true",
+                   help="float32 input X (the graph still computes in float64)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("evaluate", help="accuracy and confusion matrix of a saved model")
     p.add_argument("model", metavar="MODEL_FILE")
