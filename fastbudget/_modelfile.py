@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import stat
 import zipfile
 
 import numpy as np
@@ -114,63 +115,235 @@ def has_nonfinite(v):
 
 # ---------------------------------------------------------------------- members
 
-def read_members(path):
-    """Return (metadata dict, {name: array}) after structural checks; arrays read lazily."""
+# bytes read from a member at once, so that reading costs no more than the arrays it fills
+_PIECE = 1 << 20
+# zip bookkeeping per member beside its name and data (local header 30 + central directory
+# entry 46 bytes, ZIP64 extra fields and data descriptor), plus the end records
+_ZIP_MEMBER_OVERHEAD = 256
+_ZIP_END_OVERHEAD = 22 + 56 + 20 + 65535     # end record, ZIP64 end record + locator, comment
+# nesting deeper than this in the metadata JSON is refused (a model's is at most ~6 deep)
+_MAX_JSON_DEPTH = 64
+_READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, TypeError,
+                KeyError, SyntaxError, NotImplementedError, OverflowError, MemoryError)
+
+
+def _open_regular(path):
+    """Open ``path`` for reading; refuse at once anything but a regular file (a device such
+    as ``/dev/zero`` or a FIFO would be read without end, or block)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
     try:
-        size = os.path.getsize(path)
-        zf = zipfile.ZipFile(path)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except OSError as exc:
         fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
-    with zf:
-        infos = {}
-        for info in zf.infolist():
-            name = info.filename
-            if not name.endswith(".npy"):
-                fail(path, f"unexpected member {name!r} in the archive.")
-            infos[name[:-4]] = info
-        if METADATA_KEY not in infos:
-            fail(path, "no metadata entry; this is not a fastbudget model file.")
-        if infos[METADATA_KEY].file_size > _MAX_METADATA_BYTES:
-            fail(path, "metadata entry is implausibly large.")
-        raw = read_npy(zf, infos[METADATA_KEY], path, METADATA_KEY)
-        if raw.dtype != np.uint8 or raw.ndim != 1:
-            fail(path, "metadata entry has the wrong type.")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            fail(path, "not a regular file (a device, FIFO, socket or directory); a model "
+                       "file is a regular file written by save.")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fh, st.st_size
+
+
+def _json_depth_ok(value, limit):
+    """Whether ``value`` (parsed JSON) nests lists/objects at most ``limit`` deep
+    (iterative: a deep document cannot exhaust the stack here)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (list, dict)):
+            if depth > limit:
+                return False
+            items = v.values() if isinstance(v, dict) else v
+            stack.extend((x, depth + 1) for x in items if isinstance(x, (list, dict)))
+    return True
+
+
+def parse_metadata(path, raw):
+    """The metadata JSON object from its UTF-8 bytes, refusing invalid or deeply nested
+    JSON with :class:`ModelFormatError` (never ``RecursionError``)."""
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        fail(path, f"metadata nests deeper than {_MAX_JSON_DEPTH} levels; the file is "
+                   "damaged or hostile.")
+    except (UnicodeDecodeError, ValueError) as exc:
+        fail(path, f"metadata is not valid JSON ({exc}); the file is damaged.")
+    if not _json_depth_ok(meta, _MAX_JSON_DEPTH):
+        fail(path, f"metadata nests deeper than {_MAX_JSON_DEPTH} levels; the file is "
+                   "damaged or hostile.")
+    return meta
+
+
+def _npy_header(fh, path, name):
+    """(shape, fortran_order, dtype) from the header of an ``.npy`` member, read without
+    reading the data (NumPy's own header parser, which bounds the header's length)."""
+    try:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"unknown .npy version {version}")
+    except _READ_ERRORS as exc:
+        fail(path, f"member {name!r} is damaged or not a plain array ({exc}).")
+    if dtype.hasobject or dtype.kind not in ALLOWED_KINDS or dtype.fields is not None:
+        fail(path, f"member {name!r} is not a plain array (dtype {dtype}).")
+    return tuple(shape), bool(fortran), dtype
+
+
+def _member_data(zf, info, path, name, shape, dtype, sink):
+    """Read the data of one member, checking its header against ``shape`` and ``dtype``
+    (the manifest's) first, and give it to ``sink(piece)`` in pieces of at most
+    ``_PIECE`` bytes; refuses a member that holds less or more data than that."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    try:
+        with zf.open(info) as fh:
+            got_shape, fortran, got_dtype = _npy_header(fh, path, name)
+            if got_dtype.str != dtype.str or got_shape != shape:
+                fail(path, f"array {name!r} has dtype {got_dtype.str} and shape {got_shape}, "
+                           f"but the manifest says {dtype.str} and {shape}.")
+            if fortran and len(shape) > 1 and sum(n > 1 for n in shape) > 1:
+                fail(path, f"array {name!r} is stored in Fortran order, which save never "
+                           "writes; the file was not written by fastbudget.")
+            left = nbytes
+            while left > 0:
+                piece = fh.read(min(left, _PIECE))
+                if not piece:
+                    fail(path, f"member {name!r} is truncated; the file is damaged.")
+                sink(piece)
+                left -= len(piece)
+            if fh.read(1):
+                fail(path, f"member {name!r} holds more data than its manifest entry says.")
+    except ModelFormatError:
+        raise
+    except _READ_ERRORS as exc:
+        fail(path, f"member {name!r} is damaged or not a plain array ({exc}).")
+
+
+def _read_array(zf, info, path, name, shape, dtype):
+    out = np.empty(shape, dtype=dtype)
+    view = memoryview(out.reshape(-1).view(np.uint8)) if out.size else memoryview(b"")
+    pos = [0]
+
+    def sink(piece):
+        view[pos[0]:pos[0] + len(piece)] = piece
+        pos[0] += len(piece)
+
+    _member_data(zf, info, path, name, shape, dtype, sink)
+    return out
+
+
+def read_members(path):
+    """Return (metadata dict, {name: array}) after the structural checks and the checksum.
+
+    Memory stays within a few pieces of ``_PIECE`` bytes beyond the metadata until the
+    checksum has been verified on data streamed from the file (a first pass); only then
+    are the arrays allocated, at the manifest's sizes, and read (a second pass, checked
+    against the same checksum). So a file whose checksum fails, however its members
+    expand, is refused before any array is allocated. Also refused before reading: a
+    file that is not a regular file, or larger than its manifest allows; a member whose
+    ``.npy`` header or size differs from its manifest entry.
+    """
+    fh, size = _open_regular(path)
+    with fh:
         try:
-            meta = json.loads(raw.tobytes().decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            fail(path, f"metadata is not valid JSON ({exc}); the file is damaged.")
-        check_meta_header(meta, path)
-        manifest = meta["arrays"]
-        if set(manifest) != set(infos) - {METADATA_KEY}:
-            missing = sorted(set(manifest) - set(infos))
-            extra = sorted(set(infos) - set(manifest) - {METADATA_KEY})
-            fail(path, f"archive members do not match the manifest (missing {missing}, unexpected {extra}).")
-        arrays = {}
-        for name, spec in manifest.items():
-            shape, dtype = check_spec(name, spec, path)
-            expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            if infos[name].file_size > expected + _NPY_HEADER_SLACK:
-                fail(path, f"array {name!r} is larger than its manifest entry says.")
-            a = read_npy(zf, infos[name], path, name)
-            if a.dtype.str != dtype.str or a.shape != shape:
-                fail(
-                    path,
-                    f"array {name!r} has dtype {a.dtype.str} and shape {a.shape}, but the manifest "
-                    f"says {dtype.str} and {shape}.",
-                )
-            arrays[name] = a
+            zf = zipfile.ZipFile(fh)
+        except _READ_ERRORS as exc:
+            fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
+        with zf:
+            return _read_archive(zf, size, path)
+
+
+def _read_archive(zf, size, path):
+    infos = {}
+    for info in zf.infolist():
+        name = info.filename
+        if not name.endswith(".npy") or name[:-4] in infos:
+            fail(path, f"unexpected member {name!r} in the archive.")
+        infos[name[:-4]] = info
+    if METADATA_KEY not in infos:
+        fail(path, "no metadata entry; this is not a fastbudget model file.")
+    minfo = infos[METADATA_KEY]
+    if minfo.file_size > _MAX_METADATA_BYTES or minfo.compress_size > _MAX_METADATA_BYTES:
+        fail(path, "metadata entry is implausibly large.")
+    n_meta = None
+    try:
+        with zf.open(minfo) as fh:
+            shape, _, dtype = _npy_header(fh, path, METADATA_KEY)
+            if dtype != np.uint8 or len(shape) != 1:
+                fail(path, "metadata entry has the wrong type.")
+            n_meta = shape[0]
+            if n_meta > minfo.file_size:
+                fail(path, "metadata entry is larger than its member.")
+            raw = fh.read(n_meta)
+    except ModelFormatError:
+        raise
+    except _READ_ERRORS as exc:
+        fail(path, f"member {METADATA_KEY!r} is damaged or not a plain array ({exc}).")
+    if len(raw) != n_meta:
+        fail(path, f"member {METADATA_KEY!r} is truncated; the file is damaged.")
+    meta = parse_metadata(path, raw)
+    check_meta_header(meta, path)
+    manifest = meta["arrays"]
+    if set(manifest) != set(infos) - {METADATA_KEY}:
+        missing = sorted(set(manifest) - set(infos))
+        extra = sorted(set(infos) - set(manifest) - {METADATA_KEY})
+        fail(path, f"archive members do not match the manifest (missing {missing}, unexpected {extra}).")
+    specs = {}
+    bound = _ZIP_END_OVERHEAD + _ZIP_MEMBER_OVERHEAD + 2 * len(minfo.filename) \
+        + minfo.file_size
+    for name, spec in manifest.items():
+        shape, dtype = check_spec(name, spec, path)
+        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if infos[name].file_size > expected + _NPY_HEADER_SLACK:
+            fail(path, f"array {name!r} is larger than its manifest entry says.")
+        specs[name] = (shape, dtype)
+        info = infos[name]
+        bound += _ZIP_MEMBER_OVERHEAD + 2 * len(info.filename) + len(info.extra) \
+            + len(info.comment) + expected + _NPY_HEADER_SLACK
+    if size > bound:
+        fail(path, f"the file ({size} bytes) is larger than the arrays its manifest lists "
+                   f"allow ({bound} bytes); it is damaged or holds hidden data.")
+    # first pass: the checksum over data streamed from the file, nothing allocated
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    if _streamed_digest(zf, infos, specs, body, path) != meta["sha256"]:
+        fail(path, "checksum mismatch; the file is damaged (or was edited).")
+    arrays = {name: _read_array(zf, infos[name], path, name, *specs[name]) for name in specs}
     return meta, arrays
 
 
+def _streamed_digest(zf, infos, specs, body, path):
+    """``digest`` computed from the members' data read in pieces (same value)."""
+    h = hashlib.sha256()
+    h.update(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+    for name in sorted(specs):
+        shape, dtype = specs[name]
+        h.update(f"\0{name}\0{dtype.str}\0{shape}\0".encode())
+        _member_data(zf, infos[name], path, name, shape, dtype, h.update)
+    return h.hexdigest()
+
+
 def read_npy(zf, info, path, name):
+    """One member as an array, its header checked against its stored size first."""
     try:
         with zf.open(info) as fh:
-            return np.lib.format.read_array(fh, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, TypeError,
-            KeyError, SyntaxError, NotImplementedError) as exc:
+            shape, _, dtype = _npy_header(fh, path, name)
+    except ModelFormatError:
+        raise
+    except _READ_ERRORS as exc:
         fail(path, f"member {name!r} is damaged or not a plain array ({exc}).")
+    if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > info.file_size:
+        fail(path, f"member {name!r} declares more data than it holds.")
+    return _read_array(zf, info, path, name, shape, dtype)
 
 
 def check_meta_header(meta, path):
