@@ -116,7 +116,7 @@ def has_nonfinite(v):
 # ---------------------------------------------------------------------- members
 
 # bytes read from a member at once, so that reading costs no more than the arrays it fills
-_PIECE = 1 << 20
+_PIECE = 1 << 16
 # zip bookkeeping per member beside its name and data (local header 30 + central directory
 # entry 46 bytes, ZIP64 extra fields and data descriptor), plus the end records
 _ZIP_MEMBER_OVERHEAD = 256
@@ -242,8 +242,12 @@ def _read_array(zf, info, path, name, shape, dtype):
     return out
 
 
-def read_members(path):
+def read_members(path, limit=None):
     """Return (metadata dict, {name: array}) after the structural checks and the checksum.
+
+    ``limit(meta)``, when given, returns the most bytes the ``state.`` arrays of a model
+    with this metadata may take (or None: no bound); a manifest that declares more is
+    refused before anything else is read.
 
     Memory stays within a few pieces of ``_PIECE`` bytes beyond the metadata until the
     checksum has been verified on data streamed from the file (a first pass); only then
@@ -260,10 +264,10 @@ def read_members(path):
         except _READ_ERRORS as exc:
             fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
         with zf:
-            return _read_archive(zf, size, path)
+            return _read_archive(zf, size, path, limit)
 
 
-def _read_archive(zf, size, path):
+def _read_archive(zf, size, path, limit):
     infos = {}
     for info in zf.infolist():
         name = info.filename
@@ -310,6 +314,14 @@ def _read_archive(zf, size, path):
         info = infos[name]
         bound += _ZIP_MEMBER_OVERHEAD + 2 * len(info.filename) + len(info.extra) \
             + len(info.comment) + expected + _NPY_HEADER_SLACK
+    if limit is not None:
+        cap = limit(meta)
+        declared = sum(int(np.prod(sh, dtype=np.int64)) * dt.itemsize
+                       for name, (sh, dt) in specs.items() if name.startswith("state."))
+        if cap is not None and declared > cap:
+            fail(path, f"its manifest declares {declared} bytes of state, more than a "
+                       f"{meta['class']} with the stored parameters holds (at most {cap}); "
+                       "the file is damaged or hostile.")
     if size > bound:
         fail(path, f"the file ({size} bytes) is larger than the arrays its manifest lists "
                    f"allow ({bound} bytes); it is damaged or holds hidden data.")

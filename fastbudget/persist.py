@@ -306,6 +306,39 @@ def save_model(est, path):
 
 
 # ---------------------------------------------------------------------- load
+def _state_limit(meta):
+    """The most bytes the state arrays of a model with this metadata may declare: twice
+    the learner's closed-form ``memory_bytes()`` for its stored parameters, number of
+    features and classes, plus 1 MiB; None (no bound) for a learner whose memory is not a
+    closed form of its parameters (growable stores, StreamSVM's core vectors) or when the
+    metadata is too damaged to tell (the checks after this one say what is wrong). Nothing
+    is allocated: the learner is built from its parameters alone."""
+    try:
+        cls = _lookup_class(meta["class"])
+        params = {k: _decode_value(v, f"parameter {k}") for k, v in meta["params"].items()}
+        est = _construct(cls, params, "parameters")
+        est._validate_common_params()
+        est._validate_params()
+        n_classes = int(meta["arrays"]["base.classes_"]["shape"][0])
+        n_features = meta["scalars"]["base.n_features_in_"]
+        if not isinstance(n_features, int) or n_features < 1 or n_classes < 2:
+            return None
+        learners = [est]
+        if hasattr(est, "_new_learner"):            # one-vs-rest: its learners' shells
+            est.classes_ = np.arange(n_classes)
+            learners = [est._new_learner() for _ in range(est._n_learners())]
+        total = 0
+        for sub in learners:
+            if getattr(sub, "_growable", ()):
+                return None
+            sub.classes_ = np.arange(2)
+            sub.n_features_in_ = n_features
+            total += int(sub.memory_bytes())
+    except Exception:  # noqa: BLE001 - no bound; the checks that follow report the damage
+        return None
+    return 2 * total + 2**20
+
+
 def _check_engines(state, n_features):
     """Check every exact-SVM engine state in ``state`` (the arrays named ``<prefix>X``,
     ``<prefix>status``, ``<prefix>S_idx``, ...; learners store them under ``engine_``,
@@ -344,7 +377,7 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
     ModelFormatError
         The file is damaged, foreign, inconsistent, of a newer format, or of another class.
     """
-    meta, arrays = _read_members(path)
+    meta, arrays = _read_members(path, limit=_state_limit)
     check_checksum(path, meta, arrays)
     cls = _lookup_class(meta["class"])
     if expected_class is not None and not issubclass(cls, expected_class):

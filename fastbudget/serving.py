@@ -241,7 +241,7 @@ def load_predictor(path):
     >>> model = load_predictor("model.npz")                  # doctest: +SKIP
     >>> model.predict(X)                                     # doctest: +SKIP
     """
-    meta, arrays = mf.read_members(path)
+    meta, arrays = mf.read_members(path, limit=_state_limit)
     mf.check_checksum(path, meta, arrays)
     cls = meta["class"]
     if cls not in _SERVED:
@@ -283,6 +283,57 @@ def load_predictor(path):
                 or getattr(s, "scale", 1.0) == 0.0:
             mf.fail(path, f"the {cls} holds a non-finite or zero bias or scale.")
     return Predictor(cls, classes, n_features, names, scorers)
+
+
+def _slots(cls, p):
+    """The number of vectors (rows) a learner of class ``cls`` with parameters ``p`` keeps,
+    at most: its budget or capacity in its own unit (None when unbounded or unknown)."""
+    def count(name):
+        v = p.get(name)
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v < 2**31:
+            raise ValueError(name)
+        return v
+
+    if cls == "TVMClassifier":
+        return 2 * (count("budget") + 2)
+    if cls in ("IncrementalSVC", "SVIncrementalClassifier"):
+        return count("capacity")
+    if cls in ("SpanBudgetClassifier", "RandomBudgetClassifier", "ForgetronClassifier",
+               "BSGDClassifier"):
+        return count("budget") + 1
+    if cls == "PerceptronClassifier":
+        return None if p.get("budget") is None else count("budget")
+    if cls == "PegasosClassifier":
+        return count("k")
+    if cls == "StreamSVMClassifier":
+        return count("capacity") + count("lookahead") + count("n_balls")
+    return None
+
+
+def _state_limit(meta):
+    """A generous bound on the bytes of the state arrays a model with this metadata holds,
+    from its class and parameters alone: for n kept vectors of d features, per learner
+    ``16 (3 (n + 2)^2 + (n + 2) (d + 16))`` (twice the exact engine's two n x n matrices and
+    bordered inverse, and the per-vector arrays), plus 1 MiB; None when unbounded
+    (``fastbudget.load`` uses the learners' own closed forms instead)."""
+    try:
+        params = {k: mf.decode_value(v, k) for k, v in meta["params"].items()}
+        n_classes = int(meta["arrays"]["base.classes_"]["shape"][0])
+        d = meta["scalars"]["base.n_features_in_"]
+        if not isinstance(d, int) or not 0 < d < 2**31:
+            return None
+        cls, p, k = meta["class"], params, 1
+        if cls == "OneVsRestClassifier":
+            cls, p = params["estimator"]
+            k = 1 if n_classes == 2 else n_classes
+            if params.get("total_budget") is not None:
+                p = dict(p, budget=int(params["total_budget"]) // k)
+        n = _slots(cls, p)
+    except Exception:  # noqa: BLE001 - no bound; the checks that follow report the damage
+        return None
+    if n is None:
+        return None
+    return k * 16 * (3 * (n + 2) ** 2 + (n + 2) * (d + 16)) + 2**20
 
 
 def _ovr_scorers(params, state, n_classes, n_features):
