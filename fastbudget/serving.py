@@ -237,9 +237,16 @@ def load_predictor(path):
 
     Examples
     --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from fastbudget import PerceptronClassifier
     >>> from fastbudget.serving import load_predictor
-    >>> model = load_predictor("model.npz")                  # doctest: +SKIP
-    >>> model.predict(X)                                     # doctest: +SKIP
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.2], [2.0, 2.0], [2.1, 1.9]])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> PerceptronClassifier(kernel="rbf", budget=10).fit(X, ["no", "no", "yes", "yes"]).save(path)
+    >>> model = load_predictor(path)          # NumPy alone from here on
+    >>> model.predict(np.array([[0.0, 0.1], [2.0, 2.1]])).tolist()
+    ['no', 'yes']
     """
     meta, arrays = mf.read_members(path, limit=_state_limit)
     mf.check_checksum(path, meta, arrays)
