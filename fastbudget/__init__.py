@@ -12,7 +12,11 @@ Learners (scikit-learn style estimators, binary unless wrapped in OneVsRestClass
 
 ``fastbudget.load(path)`` reads a model written by ``model.save(path)`` (and
 ``fastbudget.load_scaler(path)`` the standardisation ``fastbudget train`` saved beside one);
-``fastbudget.warmup()`` compiles every compiled path on tiny inputs.
+``fastbudget.warmup()`` compiles every compiled path on tiny inputs;
+``fastbudget.serving.load_predictor(path)`` scores a saved model with NumPy alone.
+
+Names are imported on first use (PEP 562), so ``import fastbudget`` is cheap and does not
+import Numba until a learner is used.
 """
 import importlib
 

@@ -230,6 +230,19 @@ def test_large_input_in_blocks_matches(saved):
     _assert_same(pred.decision_function(X32), model.decision_function(X32))
 
 
+def test_rows_far_from_the_support_vectors(saved):
+    """Rows far out (where the expanded squared distance loses digits, so serving
+    recomputes them from differences) still agree with the compiled path."""
+    model = load_model(saved)
+    pred = load_predictor(saved)
+    sc = pred._scorers[0]
+    X, _ = _data(2, n=200, seed=SEED + 3)
+    X = X * np.array([[1.0], [10.0], [30.0], [0.01]]).repeat(50, axis=0)
+    xn = np.einsum("ij,ij->i", X - sc.centre, X - sc.centre)
+    assert (sc.gamma * (xn + sc.sn_max) * 8 * np.finfo(float).eps * 2 > 1e-13).any()
+    _assert_same(pred.decision_function(X), model.decision_function(X))
+
+
 # ---------------------------------------------------------------------- damaged files
 def _rewrite(path, out, edit):
     """Copy the model at ``path`` to ``out`` with ``edit(meta, arrays)`` applied and the
