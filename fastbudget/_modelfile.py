@@ -344,20 +344,6 @@ def _streamed_digest(zf, infos, specs, body, path):
     return h.hexdigest()
 
 
-def read_npy(zf, info, path, name):
-    """One member as an array, its header checked against its stored size first."""
-    try:
-        with zf.open(info) as fh:
-            shape, _, dtype = _npy_header(fh, path, name)
-    except ModelFormatError:
-        raise
-    except _READ_ERRORS as exc:
-        fail(path, f"member {name!r} is damaged or not a plain array ({exc}).")
-    if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > info.file_size:
-        fail(path, f"member {name!r} declares more data than it holds.")
-    return _read_array(zf, info, path, name, shape, dtype)
-
-
 def check_meta_header(meta, path):
     if not isinstance(meta, dict):
         fail(path, "metadata is not a JSON object.")
