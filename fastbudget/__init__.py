@@ -12,24 +12,66 @@ Learners (scikit-learn style estimators, binary unless wrapped in OneVsRestClass
 
 ``fastbudget.load(path)`` reads a model written by ``model.save(path)`` (and
 ``fastbudget.load_scaler(path)`` the standardisation ``fastbudget train`` saved beside one);
-``fastbudget.warmup()`` compiles every compiled path on tiny inputs.
+``fastbudget.warmup()`` compiles every compiled path on tiny inputs;
+``fastbudget.serving.load_predictor(path)`` scores a saved model with NumPy alone.
+
+Names are imported on first use (PEP 562), so ``import fastbudget`` is cheap and does not
+import Numba until a learner is used.
 """
-from . import datasets
-from ._warmup import warmup
-from .base import NotFittedError
-from .engine import CapacityError, IncrementalEngine, NumericalError, NumericalWarning
-from .estimators.baselines import (BSGDClassifier, ForgetronClassifier, PegasosClassifier,
-                                   PerceptronClassifier, RandomBudgetClassifier)
-from .estimators.idsvm import IncrementalSVC
-from .estimators.rueping import SVIncrementalClassifier
-from .estimators.span import SpanBudgetClassifier
-from .estimators.streamsvm import StreamSVMClassifier
-from .estimators.tvm import CollapseWarning, RejectionWarning, TVMClassifier
-from .multiclass import OneVsRestClassifier
-from .persist import ModelFormatError, register_estimator
-from .persist import load_model as load
-from .persist import load_scaler
-from .river_adapter import RiverClassifier
+import importlib
+
+# Every public name is imported on first use (PEP 562), so that ``import fastbudget`` and
+# ``import fastbudget.serving`` stay cheap and never import Numba: name -> (module, attribute).
+_LAZY = {
+    "datasets": (".datasets", None),
+    "warmup": ("._warmup", "warmup"),
+    "NotFittedError": (".base", "NotFittedError"),
+    "CapacityError": (".engine", "CapacityError"),
+    "IncrementalEngine": (".engine", "IncrementalEngine"),
+    "NumericalError": (".engine", "NumericalError"),
+    "NumericalWarning": (".engine", "NumericalWarning"),
+    "BSGDClassifier": (".estimators.baselines", "BSGDClassifier"),
+    "ForgetronClassifier": (".estimators.baselines", "ForgetronClassifier"),
+    "PegasosClassifier": (".estimators.baselines", "PegasosClassifier"),
+    "PerceptronClassifier": (".estimators.baselines", "PerceptronClassifier"),
+    "RandomBudgetClassifier": (".estimators.baselines", "RandomBudgetClassifier"),
+    "IncrementalSVC": (".estimators.idsvm", "IncrementalSVC"),
+    "SVIncrementalClassifier": (".estimators.rueping", "SVIncrementalClassifier"),
+    "SpanBudgetClassifier": (".estimators.span", "SpanBudgetClassifier"),
+    "StreamSVMClassifier": (".estimators.streamsvm", "StreamSVMClassifier"),
+    "CollapseWarning": (".estimators.tvm", "CollapseWarning"),
+    "RejectionWarning": (".estimators.tvm", "RejectionWarning"),
+    "TVMClassifier": (".estimators.tvm", "TVMClassifier"),
+    "OneVsRestClassifier": (".multiclass", "OneVsRestClassifier"),
+    "ModelFormatError": ("._modelfile", "ModelFormatError"),
+    "register_estimator": (".persist", "register_estimator"),
+    "load": (".persist", "load_model"),
+    "load_scaler": (".persist", "load_scaler"),
+    "RiverClassifier": (".river_adapter", "RiverClassifier"),
+}
+
+
+# submodules that ``import fastbudget`` made attributes before the imports were lazy
+_SUBMODULES = ("base", "cli", "engine", "estimators", "kernels", "multiclass", "persist",
+               "plotting", "reproduce", "river_adapter", "serving")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module("." + name, __name__)
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    mod = importlib.import_module(module, __name__)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value          # later look-ups do not come here again
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

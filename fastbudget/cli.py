@@ -784,6 +784,20 @@ def load_model(path):
     return model, Scaler.load(path)
 
 
+def load_predictor(path):
+    """``load_model`` for the commands that only predict: the model scored with NumPy
+    alone (``fastbudget.serving``), with the same refusals as ``load_model``."""
+    from .serving import ModelFormatError, load_predictor as _load
+
+    if not os.path.exists(path):
+        raise CLIError(f"no such model file: {path}")
+    try:
+        model = _load(path)
+    except ModelFormatError as exc:
+        raise CLIError(f"{path} is not a usable fastbudget model: {exc}") from None
+    return model, Scaler.load(path)
+
+
 # ----------------------------------------------------------------------------- learners
 def make_learner(name, params, multiclass=False, total_budget=None):
     """The learner ``name`` with ``params``; with ``multiclass`` wrapped in
@@ -1287,7 +1301,7 @@ def cmd_predict(args):
         _check_not_input(args.output, "-o", [
             ("input data", args.data), ("model file", args.model),
             ("model's scaler file", args.model + SCALER_SUFFIX)])
-    model, scaler = load_model(args.model)
+    model, scaler = load_predictor(args.model)
     chunks, desc, total = _model_chunks(args, model, scaler)
     from .persist import atomic_file
     # a file is written under a temporary name and renamed at the end: after an error

@@ -20,28 +20,21 @@ Writing is atomic: the file is written under a temporary name in the destination
 flushed to disk, then renamed over ``path``; a crash at any point leaves either the previous
 file or the new one, never a mixture.
 """
-import hashlib
 import importlib
 import contextlib
 import json
 import math
 import os
-import re
 import tempfile
-import zipfile
 
 import numpy as np
 
+from ._modelfile import (ALLOWED_KINDS as _ALLOWED_KINDS, FORMAT_NAME, FORMAT_VERSION,
+                         METADATA_KEY, NAME_RE as _NAME_RE, ModelFormatError, check_base,
+                         check_checksum, check_state_values, decode_value, digest as _digest,
+                         fail as _fail, has_nonfinite as _has_nonfinite,
+                         read_members as _read_members)
 from .base import BudgetClassifier, NotFittedError
-
-FORMAT_NAME = "fastbudget-model"
-FORMAT_VERSION = 1
-METADATA_KEY = "__metadata__"
-_MAX_METADATA_BYTES = 16 * 2**20
-_NPY_HEADER_SLACK = 4096  # an .npy header is at most a few hundred bytes
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-# dtype kinds a state array may have: bool, signed/unsigned int, float, unicode text
-_ALLOWED_KINDS = "biufU"
 
 # Modules that define estimators; imported lazily (only these, never names from a file) when a
 # class name is not registered yet. Missing modules are ignored.
@@ -56,10 +49,6 @@ _ESTIMATOR_MODULES = (
 )
 
 _REGISTRY = {}
-
-
-class ModelFormatError(ValueError):
-    """A model file is damaged, foreign, inconsistent or from a newer format version."""
 
 
 def register_estimator(cls):
@@ -137,40 +126,12 @@ def numbers_integral():
     return (int, np.integer)
 
 
+def _nested_estimator(name, params, where):
+    return _construct(_lookup_class(name), params, where)
+
+
 def _decode_value(v, where):
-    if isinstance(v, list):
-        return [_decode_value(x, where) for x in v]
-    if isinstance(v, dict):
-        if "__float__" in v:
-            if set(v) != {"__float__"} or v["__float__"] not in ("inf", "-inf", "nan"):
-                raise ModelFormatError(f"Malformed float in {where}.")
-            return float(v["__float__"])
-        if "__tuple__" in v:
-            if set(v) != {"__tuple__"} or not isinstance(v["__tuple__"], list):
-                raise ModelFormatError(f"Malformed tuple in {where}.")
-            return tuple(_decode_value(x, where) for x in v["__tuple__"])
-        if "__items__" in v:
-            items = v["__items__"]
-            if (set(v) != {"__items__"} or not isinstance(items, list)
-                    or not all(isinstance(kv, list) and len(kv) == 2 for kv in items)):
-                raise ModelFormatError(f"Malformed dict in {where}.")
-            out = {}
-            for kv in items:
-                key = _decode_value(kv[0], where)
-                if not isinstance(key, (str, bool, int, float)):
-                    raise ModelFormatError(f"Malformed dict key in {where}.")
-                out[key] = _decode_value(kv[1], where)
-            return out
-        if "__estimator__" in v:
-            if set(v) != {"__estimator__", "params"} or not isinstance(v["params"], dict):
-                raise ModelFormatError(f"Malformed nested estimator in {where}.")
-            cls = _lookup_class(v["__estimator__"])
-            params = {k: _decode_value(x, f"{where}.{k}") for k, x in v["params"].items()}
-            return _construct(cls, params, where)
-        return {k: _decode_value(x, where) for k, x in v.items()}
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    raise ModelFormatError(f"Unexpected value in {where}.")
+    return decode_value(v, where, _nested_estimator)
 
 
 def _construct(cls, params, where):
@@ -195,27 +156,6 @@ def _infinite_ok(est):
         return ask
     names = set(getattr(est, "_state_nonfinite_ok", ()))
     return names.__contains__
-
-
-def _has_nonfinite(v):
-    if isinstance(v, (float, np.floating)):
-        return not math.isfinite(float(v))
-    if isinstance(v, (list, tuple)):
-        return any(_has_nonfinite(x) for x in v)
-    if isinstance(v, dict):
-        return any(_has_nonfinite(x) for x in v.values())
-    return False
-
-
-# ---------------------------------------------------------------------- checksum
-def _digest(meta_without_checksum, arrays):
-    h = hashlib.sha256()
-    h.update(json.dumps(meta_without_checksum, sort_keys=True, separators=(",", ":")).encode())
-    for name in sorted(arrays):
-        a = arrays[name]
-        h.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------- save
@@ -366,109 +306,37 @@ def save_model(est, path):
 
 
 # ---------------------------------------------------------------------- load
-def _fail(path, msg):
-    raise ModelFormatError(f"Cannot load {os.fspath(path)!r}: {msg}")
-
-
-def _read_members(path):
-    """Return (metadata dict, {name: array}) after structural checks; arrays read lazily."""
+def _state_limit(meta):
+    """The most bytes the state arrays of a model with this metadata may declare: twice
+    the learner's closed-form ``memory_bytes()`` for its stored parameters, number of
+    features and classes, plus 1 MiB; None (no bound) for a learner whose memory is not a
+    closed form of its parameters (growable stores, StreamSVM's core vectors) or when the
+    metadata is too damaged to tell (the checks after this one say what is wrong). Nothing
+    is allocated: the learner is built from its parameters alone."""
     try:
-        size = os.path.getsize(path)
-        zf = zipfile.ZipFile(path)
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        _fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
-    with zf:
-        infos = {}
-        for info in zf.infolist():
-            name = info.filename
-            if not name.endswith(".npy"):
-                _fail(path, f"unexpected member {name!r} in the archive.")
-            infos[name[:-4]] = info
-        if METADATA_KEY not in infos:
-            _fail(path, "no metadata entry; this is not a fastbudget model file.")
-        if infos[METADATA_KEY].file_size > _MAX_METADATA_BYTES:
-            _fail(path, "metadata entry is implausibly large.")
-        raw = _read_npy(zf, infos[METADATA_KEY], path, METADATA_KEY)
-        if raw.dtype != np.uint8 or raw.ndim != 1:
-            _fail(path, "metadata entry has the wrong type.")
-        try:
-            meta = json.loads(raw.tobytes().decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            _fail(path, f"metadata is not valid JSON ({exc}); the file is damaged.")
-        _check_meta_header(meta, path)
-        manifest = meta["arrays"]
-        if set(manifest) != set(infos) - {METADATA_KEY}:
-            missing = sorted(set(manifest) - set(infos))
-            extra = sorted(set(infos) - set(manifest) - {METADATA_KEY})
-            _fail(path, f"archive members do not match the manifest (missing {missing}, unexpected {extra}).")
-        arrays = {}
-        for name, spec in manifest.items():
-            shape, dtype = _check_spec(name, spec, path)
-            expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            if infos[name].file_size > expected + _NPY_HEADER_SLACK:
-                _fail(path, f"array {name!r} is larger than its manifest entry says.")
-            a = _read_npy(zf, infos[name], path, name)
-            if a.dtype.str != dtype.str or a.shape != shape:
-                _fail(
-                    path,
-                    f"array {name!r} has dtype {a.dtype.str} and shape {a.shape}, but the manifest "
-                    f"says {dtype.str} and {shape}.",
-                )
-            arrays[name] = a
-    return meta, arrays
-
-
-def _read_npy(zf, info, path, name):
-    try:
-        with zf.open(info) as fh:
-            return np.lib.format.read_array(fh, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, TypeError,
-            KeyError, SyntaxError, NotImplementedError) as exc:
-        _fail(path, f"member {name!r} is damaged or not a plain array ({exc}).")
-
-
-def _check_meta_header(meta, path):
-    if not isinstance(meta, dict):
-        _fail(path, "metadata is not a JSON object.")
-    if meta.get("format") != FORMAT_NAME:
-        _fail(path, f"format is {meta.get('format')!r}, expected {FORMAT_NAME!r}.")
-    ver = meta.get("format_version")
-    if not isinstance(ver, int) or isinstance(ver, bool) or ver < 1:
-        _fail(path, f"invalid format_version {ver!r}.")
-    if ver > FORMAT_VERSION:
-        _fail(
-            path,
-            f"written with format version {ver} (fastbudget {meta.get('library_version')}), but "
-            f"this fastbudget reads up to version {FORMAT_VERSION}. Upgrade fastbudget.",
-        )
-    for key, typ in (("class", str), ("params", dict), ("scalars", dict), ("arrays", dict),
-                     ("sha256", str)):
-        if not isinstance(meta.get(key), typ):
-            _fail(path, f"metadata field {key!r} is missing or has the wrong type.")
-    for name in meta["arrays"]:
-        if not isinstance(name, str) or not _NAME_RE.match(name) or name == METADATA_KEY:
-            _fail(path, f"bad array name {name!r} in the manifest.")
-    for name in meta["scalars"]:
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            _fail(path, f"bad scalar name {name!r}.")
-
-
-def _check_spec(name, spec, path):
-    if not isinstance(spec, dict) or set(spec) != {"shape", "dtype"}:
-        _fail(path, f"manifest entry of {name!r} is malformed.")
-    shape = spec["shape"]
-    if (not isinstance(shape, list) or len(shape) > 8
-            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**40 for s in shape)):
-        _fail(path, f"manifest shape of {name!r} is malformed.")
-    try:
-        dtype = np.dtype(spec["dtype"]) if isinstance(spec["dtype"], str) else None
-    except TypeError:
-        dtype = None
-    if dtype is None or dtype.kind not in _ALLOWED_KINDS or dtype.str != spec["dtype"]:
-        _fail(path, f"manifest dtype of {name!r} ({spec['dtype']!r}) is not allowed.")
-    return tuple(shape), dtype
+        cls = _lookup_class(meta["class"])
+        params = {k: _decode_value(v, f"parameter {k}") for k, v in meta["params"].items()}
+        est = _construct(cls, params, "parameters")
+        est._validate_common_params()
+        est._validate_params()
+        n_classes = int(meta["arrays"]["base.classes_"]["shape"][0])
+        n_features = meta["scalars"]["base.n_features_in_"]
+        if not isinstance(n_features, int) or n_features < 1 or n_classes < 2:
+            return None
+        learners = [est]
+        if hasattr(est, "_new_learner"):            # one-vs-rest: its learners' shells
+            est.classes_ = np.arange(n_classes)
+            learners = [est._new_learner() for _ in range(est._n_learners())]
+        total = 0
+        for sub in learners:
+            if getattr(sub, "_growable", ()):
+                return None
+            sub.classes_ = np.arange(2)
+            sub.n_features_in_ = n_features
+            total += int(sub.memory_bytes())
+    except Exception:  # noqa: BLE001 - no bound; the checks that follow report the damage
+        return None
+    return 2 * total + 2**20
 
 
 def _check_engines(state, n_features):
@@ -509,10 +377,8 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
     ModelFormatError
         The file is damaged, foreign, inconsistent, of a newer format, or of another class.
     """
-    meta, arrays = _read_members(path)
-    body = {k: v for k, v in meta.items() if k != "sha256"}
-    if _digest(body, arrays) != meta["sha256"]:
-        _fail(path, "checksum mismatch; the file is damaged (or was edited).")
+    meta, arrays = _read_members(path, limit=_state_limit)
+    check_checksum(path, meta, arrays)
     cls = _lookup_class(meta["class"])
     if expected_class is not None and not issubclass(cls, expected_class):
         _fail(
@@ -532,50 +398,8 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
     except (ValueError, TypeError) as exc:
         _fail(path, f"the stored hyper-parameters are invalid ({exc}); the file was edited "
                     "or is damaged.")
-    scalars = meta["scalars"]
-    n_features = scalars.get("base.n_features_in_")
-    if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
-        _fail(path, "n_features_in_ is missing or not a positive integer.")
-    classes = arrays.get("base.classes_")
-    if classes is None or classes.ndim != 1 or classes.shape[0] < 2:
-        _fail(path, "classes_ is missing or holds fewer than two labels.")
-    if classes.dtype.kind == "f" and not np.isfinite(classes).all():
-        _fail(path, "classes_ holds NaN or infinity.")
-    if len(np.unique(classes)) != classes.shape[0] or not np.array_equal(np.unique(classes), classes):
-        _fail(path, "classes_ is not sorted and unique.")
-    if scalars.get("base.classes_object") is True:
-        classes = classes.astype(object)
-    inf_ok = _infinite_ok(est)
-    state = {}
-    for k, a in arrays.items():
-        if k.startswith("state."):
-            name = k[len("state."):]
-            if a.dtype.kind == "f" and (
-                np.isnan(a).any() or (not inf_ok(name) and not np.isfinite(a).all())
-            ):
-                _fail(path, f"state array {name!r} holds NaN or infinity.")
-            state[name] = np.array(a, copy=True)  # writeable, owned
-        elif k not in ("base.classes_", "base.class_weight_", "base.feature_names_in_"):
-            _fail(path, f"unknown array {k!r}.")
-    balanced = arrays.get("base.class_weight_")
-    if balanced is not None and (
-            balanced.dtype.kind != "f" or balanced.shape != classes.shape
-            or not np.isfinite(balanced).all() or (balanced < 0).any()):
-        _fail(path, "class_weight_ is not one finite non-negative weight per class.")
-    names = arrays.get("base.feature_names_in_")
-    if names is not None:
-        if names.dtype.kind != "U" or names.shape != (n_features,):
-            _fail(path, f"feature_names_in_ is not one name (text) per feature ({n_features}).")
-        names = np.array(names.tolist(), dtype=object)  # plain str, as fit records them
-    for k, v in scalars.items():
-        if k.startswith("state."):
-            name = k[len("state."):]
-            val = _decode_value(v, f"state {name!r}")
-            if not inf_ok(name) and _has_nonfinite(val):
-                _fail(path, f"state value {name!r} is NaN or infinite.")
-            state[name] = val
-        elif k not in ("base.n_features_in_", "base.classes_object"):
-            _fail(path, f"unknown scalar {k!r}.")
+    n_features, classes, names, balanced = check_base(path, meta, arrays)
+    state = check_state_values(path, meta, arrays, _infinite_ok(est), _nested_estimator)
     est.classes_ = classes
     est.n_features_in_ = n_features
     if names is not None:
