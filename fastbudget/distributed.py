@@ -66,9 +66,10 @@ def _blocks(X, y=None):
     one pair for in-memory input."""
     dask = _dask()
     import dask.array as da
-    if hasattr(X, "to_delayed") and hasattr(X, "npartitions"):      # dask DataFrame
-        xs = X.to_delayed()
-        ys = None if y is None else (y.to_delayed() if hasattr(y, "to_delayed") else None)
+    if not isinstance(X, da.Array) and hasattr(X, "map_partitions"):   # dask DataFrame
+        xs = list(X.to_delayed())
+        ys = None if y is None else (list(y.to_delayed()) if hasattr(y, "to_delayed")
+                                     else None)
         if y is not None and ys is None:
             raise TypeError("y must be a dask Series or array partitioned like X.")
         if ys is not None and len(ys) != len(xs):
@@ -94,7 +95,7 @@ def _blocks(X, y=None):
 
 
 # --------------------------------------------------------------------------- scoring
-def _score_block(model, X, what):
+def _score_block(X, model, what):
     if what == "decision":
         return model.decision_function(X)
     return model.predict(X)
@@ -124,7 +125,7 @@ def _map_model(estimator, X, what, client):
         import pandas as pd
         dtype = np.float64 if what == "decision" else np.asarray(estimator.classes_).dtype
         meta = pd.Series(np.zeros(0, dtype=dtype))
-        return X.map_partitions(lambda part, m: pd.Series(_score_block(m, part, what),
+        return X.map_partitions(lambda part, m: pd.Series(_score_block(part, m, what),
                                                           index=part.index),
                                 ref, meta=meta)
     if not isinstance(X, da.Array):
@@ -168,9 +169,12 @@ def _twins_of(est):
     }
 
 
-def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided=True):
+def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided=True,
+                m2=None):
     """Fold the twins of two models (dicts of :func:`_twins_of`) into at most ``budget``
-    twins by TVM's merge rule: while over budget, merge the allowed pair of least merge
+    twins by TVM's rules for a full budget (Alg. 3): while over budget, a twin beyond the
+    buffer zone (``|f(q)| > m2``, the largest first; skipped when ``m2`` is None) is
+    removed, else the allowed pair of least merge
     cost (input space: ``s_i s_j ||q_i - q_j||^2 / (s_i + s_j)``, Sec. 4.2.1; feature space:
     the 1-D search of eq. 4.2), the merged pivot from ``kernels.merge.merge_point`` and the
     weights summed. With ``one_sided`` only twins on the same side of their model's
@@ -181,7 +185,7 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
     sn = np.concatenate([a["s_neg"], b["s_neg"]])
     fq = np.concatenate([a["fq"], b["fq"]])
     n = Q.shape[0]
-    merges = 0
+    merges = removed = 0
     if n > budget:
         Q = np.ascontiguousarray(Q, dtype=np.float64)
         s = np.ascontiguousarray(sp + sn)
@@ -209,14 +213,24 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
             cost[i] = cost_row(i)
         same = side[:, None] == side[None, :]
         live = n
+        far = np.abs(fq)
         while live > budget:
+            if m2 is not None:
+                k = int(np.argmax(np.where(active == 1, far, -np.inf)))
+                if far[k] > m2 + 1e-9 * max(1.0, m2):
+                    # beyond the buffer zone: the twin leaves, as in the stream (its
+                    # examples are far from the boundary)
+                    active[k] = 0
+                    sp[k] = sn[k] = s[k] = 0.0
+                    cost[k, :] = np.inf
+                    cost[:, k] = np.inf
+                    live -= 1
+                    removed += 1
+                    continue
             c = np.where(same, cost, np.inf) if one_sided else cost
-            k = int(np.argmin(c))
-            if not np.isfinite(c.flat[k]):
-                k = int(np.argmin(cost))       # no same-side pair left
-            i, j = divmod(k, n)
-            if i > j:
-                i, j = j, i
+            if not np.isfinite(c.min()):
+                c = cost                       # no same-side pair left
+            i, j = divmod(int(np.argmin(c)), n)
             kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
             fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
             Q[i] = qnew
@@ -227,6 +241,8 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
             active[j] = 0
             cost[j, :] = np.inf
             cost[:, j] = np.inf
+            far[i] = abs(fq[i])
+            far[j] = 0.0
             side[i] = 1 if fq[i] >= 0.0 else -1
             same[i, :] = side == side[i]
             same[:, i] = same[i, :]
@@ -239,6 +255,7 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
         Q, sp, sn, fq = Q[keep], sp[keep], sn[keep], fq[keep]
     counters = a["counters"] + b["counters"]
     counters[2] += merges
+    counters[4] += removed
     return {"kind": "tvm", "Q": Q, "s_pos": sp, "s_neg": sn, "fq": fq, "counters": counters}
 
 
@@ -317,13 +334,34 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start):
     return _twins_of(est)
 
 
-def _merge_pair(a, b, budget, code, kpar, mode, one_sided):
+def _merge_pair(a, b, cls, params, classes, gamma_):
+    """Merge the twins of two shard models to the budget: the exact SVM on the union of
+    their twins gives every twin its f (so one-sided merging uses the sides of the model
+    they now form, not of the two they came from), then TVM's merge rule folds the union
+    down to the budget (:func:`merge_twins`)."""
     if a is None:
         return b
     if b is None:
         return a
-    return merge_twins(a, b, budget=budget, kernel_code=code, kpar=kpar, mode=mode,
-                       one_sided=one_sided)
+    B = int(params["budget"])
+    if a["Q"].shape[0] + b["Q"].shape[0] > B:
+        union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
+        union["counters"] = np.zeros(5, dtype=np.int64)
+        wide = dict(params, budget=union["Q"].shape[0])
+        est = _start_model(cls, wide, None, classes, gamma_, union)
+        fq = est.twins_.fq[:union["Q"].shape[0]]
+        half = a["Q"].shape[0]
+        a = dict(a, fq=fq[:half].copy())
+        b = dict(b, fq=fq[half:].copy())
+    code, kpar = _kernel_of(params, gamma_)
+    mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
+    return merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                       one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+
+
+def _kernel_of(params, gamma_):
+    return kernel_params(params["kernel"], 1.0 if gamma_ is None else gamma_,
+                         params["degree"], params["coef0"])
 
 
 def _check_learner(estimator):
@@ -349,10 +387,10 @@ def _gamma_from_first_block(estimator, first_X, chunk_size):
     return float(resolve_gamma(g, np.asarray(X0, dtype=np.float64)))
 
 
-def _reduce_tree(dask, parts, budget, code, kpar, mode, one_sided):
+def _reduce_tree(dask, parts, cls, params, classes, gamma_):
     merge = dask.delayed(_merge_pair, pure=True)
     while len(parts) > 1:
-        nxt = [merge(parts[i], parts[i + 1], budget, code, kpar, mode, one_sided)
+        nxt = [merge(parts[i], parts[i + 1], cls, params, classes, gamma_)
                for i in range(0, len(parts) - 1, 2)]
         if len(parts) % 2:
             nxt.append(parts[-1])
@@ -361,6 +399,8 @@ def _reduce_tree(dask, parts, budget, code, kpar, mode, one_sided):
 
 
 def _compute(dask, obj, client):
+    if not dask.is_dask_collection(obj):
+        return obj
     if client is not None:
         return client.compute(obj).result()
     return dask.compute(obj)[0]
@@ -417,10 +457,6 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     first = _compute(dask, xs[0], client)
     gamma_ = _gamma_from_first_block(estimator, first, chunk_size)
     params = _params_for_shard(estimator, gamma_)
-    code, kpar = kernel_params(params["kernel"], 1.0 if gamma_ is None else gamma_,
-                               params["degree"], params["coef0"])
-    mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
-    B = int(params["budget"])
     cls = type(estimator)
     start = None
     for _ in range(int(passes)):
@@ -430,8 +466,8 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
             start_ref = client.scatter(start, broadcast=True, hash=False)
         parts = [shard(cls, params, xb, yb, classes, chunk_size, start_ref)
                  for xb, yb in zip(xs, ys)]
-        twins = _compute(dask, _reduce_tree(dask, parts, B, code, kpar, mode,
-                                            bool(params["one_sided"])), client)
+        twins = _compute(dask, _reduce_tree(dask, parts, cls, params, classes, gamma_),
+                         client)
         if twins is None:
             raise ValueError("X holds no rows: nothing to learn.")
         start = _start_model(cls, params, first, classes, gamma_, twins)
@@ -439,12 +475,15 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
 
 
 def _start_model(cls, params, first, classes, gamma_, twins):
-    """A started TVM (classes, width, feature names of the data) holding ``twins``."""
+    """A started TVM (classes, width, and the feature names of ``first``, the first rows of
+    the data, when they have names) holding ``twins``."""
     est = cls(**params)
-    X0 = first[:2]
-    y0 = np.asarray([classes[0], classes[1]][:X0.shape[0]])
+    d = twins["Q"].shape[1]
+    X0 = np.zeros((2, d)) if first is None or not hasattr(first, "columns") else first[:2]
+    y0 = np.asarray(classes[:2])[:X0.shape[0]]
     est.partial_fit(X0, y0, classes=classes, sample_weight=np.zeros(X0.shape[0]))
-    est.gamma_ = float(gamma_) if gamma_ is not None else est.gamma_
+    if gamma_ is not None:
+        est.gamma_ = float(gamma_)
     return _install_twins(est, twins)
 
 
@@ -472,17 +511,15 @@ def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000):
     classes = np.unique(y) if classes is None else np.asarray(classes)
     gamma_ = _gamma_from_first_block(estimator, X, chunk_size)
     params = _params_for_shard(estimator, gamma_)
-    code, kpar = kernel_params(params["kernel"], 1.0 if gamma_ is None else gamma_,
-                               params["degree"], params["coef0"])
-    mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
+    cls = type(estimator)
     bounds = np.linspace(0, X.shape[0], int(n_shards) + 1).astype(int)
-    parts = [_fit_shard(type(estimator), params, X[lo:hi], y[lo:hi], classes, chunk_size,
+    parts = [_fit_shard(cls, params, X[lo:hi], y[lo:hi], classes, chunk_size,
                         None) for lo, hi in zip(bounds[:-1], bounds[1:])]
     while len(parts) > 1:
-        nxt = [_merge_pair(parts[i], parts[i + 1], int(params["budget"]), code, kpar, mode,
-                           bool(params["one_sided"])) for i in range(0, len(parts) - 1, 2)]
+        nxt = [_merge_pair(parts[i], parts[i + 1], cls, params, classes, gamma_)
+               for i in range(0, len(parts) - 1, 2)]
         if len(parts) % 2:
             nxt.append(parts[-1])
         parts = nxt
-    est = _start_model(type(estimator), params, X, classes, gamma_, parts[0])
+    est = _start_model(cls, params, X, classes, gamma_, parts[0])
     return _adopt(type(estimator)(**estimator.get_params(deep=False)), est)
