@@ -455,23 +455,137 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
                          f"{classes.shape[0]} classes. Wrap one-vs-rest yourself or use "
                          "dask_ml.wrappers.Incremental(OneVsRestClassifier(...)).")
     first = _compute(dask, xs[0], client)
+    shard = dask.delayed(_fit_shard, pure=False)
+    return _fit_passes(estimator, lambda cls, params, start: [
+        shard(cls, params, xb, yb, classes, chunk_size, start) for xb, yb in zip(xs, ys)],
+        first, classes, chunk_size, passes, client)
+
+
+def _fit_passes(estimator, shards, first, classes, chunk_size, passes, client):
+    """The passes of shard and merge: ``shards(cls, params, start)`` gives the delayed
+    shard results of one pass; their tree of merges is computed and its twins solved
+    exactly, which starts the next pass."""
+    dask = _dask()
     gamma_ = _gamma_from_first_block(estimator, first, chunk_size)
     params = _params_for_shard(estimator, gamma_)
     cls = type(estimator)
     start = None
     for _ in range(int(passes)):
-        shard = dask.delayed(_fit_shard, pure=False)
         start_ref = start
         if start is not None and client is not None:
             start_ref = client.scatter(start, broadcast=True, hash=False)
-        parts = [shard(cls, params, xb, yb, classes, chunk_size, start_ref)
-                 for xb, yb in zip(xs, ys)]
+        parts = shards(cls, params, start_ref)
         twins = _compute(dask, _reduce_tree(dask, parts, cls, params, classes, gamma_),
                          client)
         if twins is None:
-            raise ValueError("X holds no rows: nothing to learn.")
+            raise ValueError("The data hold no rows: nothing to learn.")
         start = _start_model(cls, params, first, classes, gamma_, twins)
     return _adopt(estimator, start)
+
+
+# --------------------------------------------------------------------------- files
+def _read_file(path, fmt, options, chunk_size):
+    from .datasets import read_csv, read_libsvm
+    if fmt == "libsvm":
+        return read_libsvm(path, chunk_size=chunk_size, **options)
+    if fmt == "csv":
+        return read_csv(path, chunk_size=chunk_size, **options)
+    raise ValueError(f"unknown format {fmt!r}: use 'libsvm' or 'csv'.")
+
+
+def _scan_file(path, fmt, options):
+    """(number of features, sorted labels) of one file: a pass over it."""
+    width, labels = 0, set()
+    for X, y in _read_file(path, fmt, options, 100_000):
+        width = max(width, X.shape[1])
+        labels.update(np.unique(y).tolist())
+    return width, labels
+
+
+def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transform, start):
+    """Learn one file (on a worker), read in chunks; ``transform`` (e.g. a scaler) is
+    applied to each chunk."""
+    est = cls(**params) if start is None else copy.deepcopy(start)
+    for X, y in _read_file(path, fmt, options, chunk_size):
+        if transform is not None:
+            X = transform(X)
+        est.partial_fit(X, y, classes=classes)
+    if not hasattr(est, "classes_"):
+        return None
+    return _twins_of(est)
+
+
+def _score_file(model, path, fmt, options, chunk_size, transform, what):
+    out = []
+    for X, _y in _read_file(path, fmt, options, chunk_size):
+        if transform is not None:
+            X = transform(X)
+        out.append(_score_block(X, model, what))
+    if not out:
+        return np.zeros(0)
+    return np.concatenate(out)
+
+
+def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
+              chunk_size=10_000, passes=1, transform=None, **options):
+    """:func:`fit` over files: one shard per file, read on the workers in chunks (so the
+    files must be on storage every worker sees, e.g. a shared file system).
+
+    ``fmt`` is 'libsvm' or 'csv'; ``options`` go to ``read_libsvm`` / ``read_csv``
+    (``n_features`` and ``zero_based``; ``label_column``, ``delimiter``, ``header``,
+    ``comments``). Without ``classes`` (or, for LIBSVM, ``n_features``) every file is read
+    once more on the cluster to find them. ``transform`` (a picklable callable, such as a
+    frozen ``StreamingStandardizer``'s ``transform``) is applied to every chunk. A bad row
+    raises the reader's error, naming the file and line."""
+    dask = _dask()
+    _check_learner(estimator)
+    paths = [str(p) for p in paths]
+    if not paths:
+        raise ValueError("No input files.")
+    if int(passes) < 1:
+        raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    chunk_size = int(chunk_size)
+    client = _client(client)
+    options = dict(options)
+    if classes is None or (fmt == "libsvm" and options.get("n_features") is None):
+        scan = dask.delayed(_scan_file, pure=True)
+        found = _compute(dask, dask.delayed(list)([scan(p, fmt, options) for p in paths]),
+                         client)
+        if fmt == "libsvm" and options.get("n_features") is None:
+            options["n_features"] = max(w for w, _ in found)
+        if classes is None:
+            classes = sorted(set().union(*(lab for _, lab in found)))
+    classes = np.asarray(classes)
+    if classes.shape[0] != 2:
+        raise ValueError(f"fastbudget.distributed.fit trains a binary TVM; the files hold "
+                         f"{classes.shape[0]} classes.")
+    X0, _ = next(iter(_read_file(paths[0], fmt, options, chunk_size)), (None, None))
+    if X0 is None:
+        raise ValueError(f"{paths[0]} holds no rows.")
+    first = X0 if transform is None else transform(X0)
+    shard = dask.delayed(_fit_file_shard, pure=False)
+    return _fit_passes(estimator, lambda cls, params, start: [
+        shard(cls, params, p, fmt, options, classes, chunk_size, transform, start)
+        for p in paths], first, classes, chunk_size, passes, client)
+
+
+def predict_files(estimator, paths, *, fmt="libsvm", client=None, chunk_size=10_000,
+                  transform=None, scores=False, **options):
+    """Score files on the cluster, one task per file (the model sent to each worker
+    once); yields one array per file, in the order of ``paths``, as each is ready."""
+    _dask()
+    client = _client(client)
+    model = _as_predictor(estimator)
+    what = "decision" if scores else "predict"
+    if client is None:
+        for p in paths:
+            yield _score_file(model, str(p), fmt, options, chunk_size, transform, what)
+        return
+    ref = client.scatter(model, broadcast=True, hash=False)
+    futures = [client.submit(_score_file, ref, str(p), fmt, options, chunk_size, transform,
+                             what, pure=False) for p in paths]
+    for f in futures:
+        yield f.result()
 
 
 def _start_model(cls, params, first, classes, gamma_, twins):

@@ -235,3 +235,67 @@ def test_bad_input_is_refused_clearly(client, data):
         fd.predict(est, X)
     with pytest.raises(ValueError, match="features"):
         fd.predict(est, da.from_array(np.zeros((10, 3)), chunks=(5, 3)), client=client).compute()
+
+
+# --------------------------------------------------------------------------- command line
+def _write_libsvm(path, X, y):
+    with open(path, "w") as f:
+        for row, lab in zip(X, y):
+            f.write(f"{int(lab):+d} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in
+                                                  enumerate(row)) + "\n")
+
+
+def _run_cli(*argv):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "fastbudget", *map(str, argv)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cli_trains_and_predicts_over_a_glob_on_a_local_cluster(tmp_path, data):
+    X, y, Xt, yt = data
+    for k, part in enumerate(np.array_split(np.arange(12_000), 3)):
+        _write_libsvm(tmp_path / f"part{k}.svm", X[part], y[part])
+    _write_libsvm(tmp_path / "test.svm", Xt[:3000], yt[:3000])
+    model = tmp_path / "m.npz"
+    r = _run_cli("train", "tvm", tmp_path / "part*.svm", "-o", model, "--budget", 40,
+                 "--gamma", 1.0, "--workers", 2, "--chunk-size", 2000, "-q")
+    assert r.returncode == 0, r.stderr
+    assert "12,000 examples" in r.stdout
+    m = load(model)
+    assert m.n_seen_ == 12_000
+    # the same shards merged in this process, on the data standardised as the CLI did
+    from fastbudget import load_scaler
+    sc = load_scaler(model)
+    sim = fd.simulate(TVMClassifier(budget=40, gamma=1.0), sc.transform(X[:12_000]),
+                      y[:12_000], 3, chunk_size=2000)
+    np.testing.assert_allclose(m.decision_function(sc.transform(Xt)),
+                               sim.decision_function(sc.transform(Xt)), rtol=1e-9, atol=1e-9)
+    # predict over the cluster equals predict on one machine
+    r1 = _run_cli("predict", model, tmp_path / "test.svm", "-q")
+    r2 = _run_cli("predict", model, tmp_path / "t*.svm", "--workers", 2, "-q")
+    assert r1.returncode == 0 and r2.returncode == 0, (r1.stderr, r2.stderr)
+    assert r1.stdout == r2.stdout
+    assert len(r2.stdout.splitlines()) == 3000
+
+
+def test_cli_names_the_file_and_line_of_a_damaged_shard(tmp_path, data):
+    X, y, _, _ = data
+    _write_libsvm(tmp_path / "a.svm", X[:3000], y[:3000])
+    _write_libsvm(tmp_path / "b.svm", X[3000:6000], y[3000:6000])
+    lines = (tmp_path / "b.svm").read_text().splitlines()
+    lines[1233] = "+1 1:0.5 2:abc"
+    (tmp_path / "b.svm").write_text("\n".join(lines) + "\n")
+    r = _run_cli("train", "tvm", tmp_path / "*.svm", "-o", tmp_path / "m.npz", "--gamma", 1.0,
+                 "--workers", 2, "--classes", "-1,1", "-q")
+    assert r.returncode != 0
+    assert "b.svm" in r.stderr and "1,234" in r.stderr.replace("line 1234", "line 1,234"), \
+        r.stderr
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_cli_cluster_options_are_checked(tmp_path):
+    r = _run_cli("train", "bsgd", "x.svm", "--workers", 2)
+    assert r.returncode != 0 and "shard and merge" in r.stderr
+    r = _run_cli("train", "tvm", tmp_path / "none*.svm", "--workers", 2)
+    assert r.returncode != 0 and "no file matches" in r.stderr
