@@ -34,7 +34,8 @@ from .kernels import adiabatic as ad
 from .kernels import merge as kmerge
 from .kernels import tvm as ktvm
 
-__all__ = ["fit", "predict", "decision_function", "simulate", "merge_twins"]
+__all__ = ["fit", "fit_files", "predict", "predict_files", "decision_function", "simulate",
+           "merge_twins"]
 
 _EXTRA_MSG = ("fastbudget.distributed needs dask and distributed: pip install "
               "'fastbudget[dask]'")
@@ -136,14 +137,18 @@ def _map_model(estimator, X, what, client):
     if len(X.chunks[1]) != 1:
         X = X.rechunk({1: -1})
     dtype = np.float64 if what == "decision" else np.asarray(estimator.classes_).dtype
+    k = len(estimator.classes_)
+    if what == "decision" and k > 2:          # one-vs-rest: one column per class
+        return X.map_blocks(_score_block, ref, what, chunks=(X.chunks[0], (k,)),
+                            dtype=dtype, meta=np.zeros((0, 0), dtype=dtype))
     return X.map_blocks(_score_block, ref, what, drop_axis=1, dtype=dtype,
                         meta=np.zeros(0, dtype=dtype))
 
 
 def decision_function(estimator, X, *, client=None):
-    """``estimator.decision_function`` over a dask array or DataFrame: a lazy dask array
-    (Series for a DataFrame) of shape (n_samples,) (OvR: (n_samples, n_classes) is not
-    supported here; use :func:`predict`)."""
+    """``estimator.decision_function`` over a dask array or DataFrame: a lazy dask array of
+    shape (n_samples,), or (n_samples, n_classes) for one-vs-rest over more than two
+    classes (a Series for a DataFrame: binary models only)."""
     return _map_model(estimator, X, "decision", client)
 
 
