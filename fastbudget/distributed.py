@@ -160,8 +160,15 @@ def predict(estimator, X, *, client=None):
 
 
 # --------------------------------------------------------------------------- TVM shards
-def _twins_of(est):
-    """The twin vectors of a fitted TVM as plain arrays, with the counters."""
+def _counters(est):
+    ist = est.twins_.ist
+    return np.array([ist[ktvm.T_SEEN], ist[ktvm.T_ACCEPTED], ist[ktvm.T_MERGES],
+                     ist[ktvm.T_REJECTED], ist[ktvm.T_REMOVED]], dtype=np.int64)
+
+
+def _twins_of(est, start=None):
+    """The twin vectors of a fitted TVM as plain arrays, with the counters (those of this
+    shard only: less the counters of ``start``, the model the shard started from)."""
     tw = est.twins_
     a = np.flatnonzero(tw.active)
     ist = tw.ist
@@ -169,8 +176,7 @@ def _twins_of(est):
         "kind": "tvm",
         "Q": tw.Q[a].copy(), "s_pos": tw.s_pos[a].copy(), "s_neg": tw.s_neg[a].copy(),
         "fq": tw.fq[a].copy(),
-        "counters": np.array([ist[ktvm.T_SEEN], ist[ktvm.T_ACCEPTED], ist[ktvm.T_MERGES],
-                              ist[ktvm.T_REJECTED], ist[ktvm.T_REMOVED]], dtype=np.int64),
+        "counters": _counters(est) - (0 if start is None else _counters(start)),
     }
 
 
@@ -336,7 +342,7 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start):
         est.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
     if not hasattr(est, "classes_"):
         return None                                     # an empty shard
-    return _twins_of(est)
+    return _twins_of(est, start)
 
 
 def _merge_pair(a, b, cls, params, classes, gamma_):
@@ -484,6 +490,8 @@ def _fit_passes(estimator, shards, first, classes, chunk_size, passes, client):
                          client)
         if twins is None:
             raise ValueError("The data hold no rows: nothing to learn.")
+        if start is not None:               # the counters of the passes before
+            twins["counters"] = twins["counters"] + _counters(start)
         start = _start_model(cls, params, first, classes, gamma_, twins)
     return _adopt(estimator, start)
 
@@ -517,7 +525,7 @@ def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transf
         est.partial_fit(X, y, classes=classes)
     if not hasattr(est, "classes_"):
         return None
-    return _twins_of(est)
+    return _twins_of(est, start)
 
 
 def _score_file(model, path, fmt, options, chunk_size, transform, what):
