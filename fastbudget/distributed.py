@@ -315,8 +315,88 @@ def _install_twins(est, twins):
 
 
 # --------------------------------------------------------------------------- BSGD shards
-def _bsgd_of(est):
-    return {"kind": "bsgd", "state": est._get_state(), "n_seen": int(est.n_seen_)}
+def _bsgd_of(est, start=None):
+    """The support vectors of a fitted BSGD (plain arrays), with its counters (of this
+    shard only: less those of ``start``)."""
+    n = int(est._istate[0])
+    ist = est._istate.copy()
+    if start is not None:
+        ist[2:] -= start._istate[2:]
+        ist[1] -= start._istate[1]
+    return {"kind": "bsgd", "SV": est._SV[:n].copy(), "coef": est._coef[:n].copy(),
+            "sv_t": est._sv_t[:n].copy(), "t": int(ist[1]), "n_seen": int(ist[2]),
+            "n_maint": int(ist[3]), "kpar": est._kpar.copy(), "kernel": est.kernel}
+
+
+def _is_bsgd(est):
+    from .estimators.baselines import BSGDClassifier
+    return isinstance(est, BSGDClassifier) or est is BSGDClassifier
+
+
+def _result_of(est, start):
+    if not hasattr(est, "classes_"):
+        return None                                     # an empty shard
+    return _bsgd_of(est, start) if _is_bsgd(est) else _twins_of(est, start)
+
+
+def merge_bsgd(a, b, *, budget, maintenance="merging"):
+    """Merge two BSGD models (dicts of ``_bsgd_of``) into one of at most ``budget`` support
+    vectors: the model of the two averaged, each weighted by its number of SGD steps (the
+    parameter mixing of SGD models learned on disjoint shards), then BSGD's own budget
+    maintenance ('merging': the SV of least |alpha| merged with its best same-sign
+    partner; 'removal': it is dropped) until the budget holds."""
+    from .kernels import bsgd as kb
+    from .kernels.kernel import KERNEL_CODES
+    ta, tb = a["t"], b["t"]
+    wa = ta / (ta + tb) if ta + tb > 0 else 0.5
+    SV = np.ascontiguousarray(np.concatenate([a["SV"], b["SV"]]))
+    coef = np.concatenate([wa * a["coef"], (1.0 - wa) * b["coef"]])
+    sv_t = np.concatenate([a["sv_t"], b["sv_t"] + ta])       # b's steps come after a's
+    kpar = a["kpar"]
+    code = KERNEL_CODES[a["kernel"]]
+    n = SV.shape[0]
+    Kc = np.empty((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            Kc[i, j] = Kc[j, i] = kb.kernel_value(code, kpar, SV[i], SV[j])
+    z = np.zeros(SV.shape[1])
+    n_live = n
+    maint = 0
+    while n_live > budget:
+        if maintenance == "merging":
+            n_live = kb._maintain_merge(code, kpar, SV, coef, Kc, sv_t, n_live, z, 1e-6)
+        else:
+            n_live = kb._delete_row(SV, coef, Kc, sv_t, n_live,
+                                    kb._argmin_abs(coef, sv_t, n_live))
+        maint += 1
+    return {"kind": "bsgd", "SV": SV[:n_live].copy(), "coef": coef[:n_live].copy(),
+            "sv_t": sv_t[:n_live].copy(), "t": ta + tb, "n_seen": a["n_seen"] + b["n_seen"],
+            "n_maint": a["n_maint"] + b["n_maint"] + maint, "kpar": kpar,
+            "kernel": a["kernel"]}
+
+
+def _install_bsgd(est, m):
+    """Make the started BSGD ``est`` hold the merged model ``m``."""
+    B = int(est.budget)
+    n = m["SV"].shape[0]
+    est._SV[:] = 0.0
+    est._coef[:] = 0.0
+    est._sv_t[:] = -1
+    est._SV[:n] = m["SV"]
+    est._coef[:n] = m["coef"]
+    est._sv_t[:n] = m["sv_t"]
+    est._kpar[:] = m["kpar"]
+    from .kernels import bsgd as kb
+    from .kernels.kernel import KERNEL_CODES
+    code = KERNEL_CODES[est.kernel]
+    est._Kc[:] = 0.0
+    for i in range(n):
+        for j in range(i, n):
+            est._Kc[i, j] = est._Kc[j, i] = kb.kernel_value(code, est._kpar, est._SV[i],
+                                                            est._SV[j])
+    est._istate[:] = (n, m["t"], m["n_seen"], m["n_maint"])
+    assert n <= B
+    return est
 
 
 # --------------------------------------------------------------------------- shards
@@ -340,9 +420,7 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start):
     for lo in range(0, n, chunk_size):
         hi = min(n, lo + chunk_size)
         est.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
-    if not hasattr(est, "classes_"):
-        return None                                     # an empty shard
-    return _twins_of(est, start)
+    return _result_of(est, start)
 
 
 def _merge_pair(a, b, cls, params, classes, gamma_):
@@ -355,9 +433,12 @@ def _merge_pair(a, b, cls, params, classes, gamma_):
     if b is None:
         return a
     B = int(params["budget"])
+    if a["kind"] == "bsgd":
+        return merge_bsgd(a, b, budget=B, maintenance=params["maintenance"])
     if a["Q"].shape[0] + b["Q"].shape[0] > B:
         union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
         union["counters"] = np.zeros(5, dtype=np.int64)
+        union["kind"] = "tvm"
         wide = dict(params, budget=union["Q"].shape[0])
         est = _start_model(cls, wide, None, classes, gamma_, union)
         fq = est.twins_.fq[:union["Q"].shape[0]]
@@ -375,11 +456,19 @@ def _kernel_of(params, gamma_):
                          params["degree"], params["coef0"])
 
 
-def _check_learner(estimator):
+def _check_learner(estimator, passes=1):
     from .estimators.tvm import TVMClassifier
-    if not isinstance(estimator, TVMClassifier):
+    if _is_bsgd(estimator):
+        if estimator.maintenance == "projection":
+            raise TypeError("fastbudget.distributed.fit merges BSGD models by maintenance "
+                            "'merging' or 'removal'; 'projection' is not supported (use "
+                            "dask_ml.wrappers.Incremental for it).")
+        if int(passes) != 1:
+            raise ValueError("BSGD is trained in one pass (passes=1).")
+    elif not isinstance(estimator, TVMClassifier):
         raise TypeError(
-            f"fastbudget.distributed.fit trains TVMClassifier by shard and merge; got "
+            f"fastbudget.distributed.fit trains TVMClassifier and BSGDClassifier by shard "
+            f"and merge; got "
             f"{type(estimator).__name__}. For other learners use "
             "dask_ml.wrappers.Incremental(estimator) (sequential partial_fit over the "
             "blocks) and ParallelPostFit for scoring.")
@@ -446,9 +535,9 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     estimator
     """
     dask = _dask()
-    _check_learner(estimator)
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    _check_learner(estimator, passes)
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size!r}.")
     chunk_size = int(chunk_size)
@@ -462,7 +551,7 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
         classes = _compute(dask, da.unique(da.asarray(yy)), client)
     classes = np.asarray(classes)
     if classes.shape[0] != 2:
-        raise ValueError(f"fastbudget.distributed.fit trains a binary TVM; got "
+        raise ValueError(f"fastbudget.distributed.fit trains a binary model; got "
                          f"{classes.shape[0]} classes. Wrap one-vs-rest yourself or use "
                          "dask_ml.wrappers.Incremental(OneVsRestClassifier(...)).")
     first = _compute(dask, xs[0], client)
@@ -523,9 +612,7 @@ def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transf
         if transform is not None:
             X = transform(X)
         est.partial_fit(X, y, classes=classes)
-    if not hasattr(est, "classes_"):
-        return None
-    return _twins_of(est, start)
+    return _result_of(est, start)
 
 
 def _score_file(model, path, fmt, options, chunk_size, transform, what):
@@ -551,12 +638,12 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
     frozen ``StreamingStandardizer``'s ``transform``) is applied to every chunk. A bad row
     raises the reader's error, naming the file and line."""
     dask = _dask()
-    _check_learner(estimator)
     paths = [str(p) for p in paths]
     if not paths:
         raise ValueError("No input files.")
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    _check_learner(estimator, passes)
     chunk_size = int(chunk_size)
     client = _client(client)
     options = dict(options)
@@ -570,7 +657,7 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
             classes = sorted(set().union(*(lab for _, lab in found)))
     classes = np.asarray(classes)
     if classes.shape[0] != 2:
-        raise ValueError(f"fastbudget.distributed.fit trains a binary TVM; the files hold "
+        raise ValueError(f"fastbudget.distributed.fit trains a binary model; the files hold "
                          f"{classes.shape[0]} classes.")
     X0, _ = next(iter(_read_file(paths[0], fmt, options, chunk_size)), (None, None))
     if X0 is None:
@@ -605,10 +692,12 @@ def _start_model(cls, params, first, classes, gamma_, twins):
     """A started TVM (classes, width, and the feature names of ``first``, the first rows of
     the data, when they have names) holding ``twins``."""
     est = cls(**params)
-    d = twins["Q"].shape[1]
+    d = twins["SV" if twins["kind"] == "bsgd" else "Q"].shape[1]
     X0 = np.zeros((2, d)) if first is None or not hasattr(first, "columns") else first[:2]
     y0 = np.asarray(classes[:2])[:X0.shape[0]]
     est.partial_fit(X0, y0, classes=classes, sample_weight=np.zeros(X0.shape[0]))
+    if twins["kind"] == "bsgd":
+        return _install_bsgd(est, twins)
     if gamma_ is not None:
         est.gamma_ = float(gamma_)
     return _install_twins(est, twins)

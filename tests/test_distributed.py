@@ -225,7 +225,10 @@ def test_bad_input_is_refused_clearly(client, data):
     Xd = da.from_array(X, chunks=(6000, 2))
     yd = da.from_array(y, chunks=6000)
     with pytest.raises(TypeError, match="Incremental"):
-        fd.fit(BSGDClassifier(budget=10), Xd, yd, client=client)
+        fd.fit(BSGDClassifier(budget=10, maintenance="projection"), Xd, yd, client=client)
+    from fastbudget import PegasosClassifier
+    with pytest.raises(TypeError, match="Incremental"):
+        fd.fit(PegasosClassifier(), Xd, yd, client=client)
     y3 = da.from_array(np.arange(X.shape[0]) % 3, chunks=6000)
     with pytest.raises(ValueError, match="3 classes"):
         fd.fit(TVMClassifier(budget=10), Xd, y3, client=client)
@@ -315,3 +318,51 @@ def test_a_second_pass_starts_from_the_merged_model(client, data):
     assert two.n_seen_ == 2 * X.shape[0]
     assert two.kkt_residual() < 1e-8
     assert not np.allclose(one.decision_function(Xt), two.decision_function(Xt))
+
+
+# --------------------------------------------------------------------------- BSGD
+def test_bsgd_one_shard_is_the_single_stream_model(data):
+    X, y, Xt, _ = data
+    single = BSGDClassifier(budget=40, gamma=GAMMA, lambda_=1e-4)
+    for lo in range(0, X.shape[0], 2000):
+        single.partial_fit(X[lo:lo + 2000], y[lo:lo + 2000], classes=[-1, 1])
+    sim = fd.simulate(BSGDClassifier(budget=40, gamma=GAMMA, lambda_=1e-4), X, y, 1,
+                      chunk_size=2000)
+    np.testing.assert_array_equal(sim.decision_function(Xt), single.decision_function(Xt))
+    assert sim._istate[2] == single._istate[2] == X.shape[0]      # [n_live, t, n_seen, ...]
+
+
+def test_bsgd_merge_is_the_averaged_model_then_its_own_maintenance():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2000, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    params = dict(budget=30, gamma=1.0, lambda_=1e-3)
+    classes = np.array([-1, 1])
+    a = fd._fit_shard(BSGDClassifier, params, X[:1000], y[:1000], classes, 500, None)
+    b = fd._fit_shard(BSGDClassifier, params, X[1000:], y[1000:], classes, 500, None)
+    # with room for every SV the merge is exactly the step-weighted average of the models
+    wide = fd.merge_bsgd(a, b, budget=60)
+    ma = fd._start_model(BSGDClassifier, params, None, classes, None, a)
+    mb = fd._start_model(BSGDClassifier, params, None, classes, None, b)
+    mw = fd._start_model(BSGDClassifier, dict(params, budget=60), None, classes, None, wide)
+    Xt = rng.normal(size=(300, 2))
+    avg = (a["t"] * ma.decision_function(Xt) + b["t"] * mb.decision_function(Xt)) / (
+        a["t"] + b["t"])
+    np.testing.assert_allclose(mw.decision_function(Xt), avg, rtol=1e-10, atol=1e-12)
+    assert mw._istate[2] == 2000 and mw._istate[1] == a["t"] + b["t"]
+    # within the budget: the merging rule brings it down to 30 SVs
+    m = fd.merge_bsgd(a, b, budget=30)
+    assert m["SV"].shape[0] == 30
+    assert m["n_maint"] == a["n_maint"] + b["n_maint"] + (wide["SV"].shape[0] - 30)
+
+
+def test_bsgd_on_the_cluster_equals_the_simulation(client, data):
+    X, y, Xt, yt = data
+    est = fd.fit(BSGDClassifier(budget=40, gamma=GAMMA), da.from_array(X, chunks=(6000, 2)),
+                 da.from_array(y, chunks=6000), client=client, chunk_size=2000)
+    sim = fd.simulate(BSGDClassifier(budget=40, gamma=GAMMA), X, y, 4, chunk_size=2000)
+    np.testing.assert_allclose(est.decision_function(Xt), sim.decision_function(Xt),
+                               rtol=1e-12, atol=1e-12)
+    assert est._istate[2] == X.shape[0]
+    single = BSGDClassifier(budget=40, gamma=GAMMA).fit(X, y)
+    print("BSGD single", single.score(Xt, yt), "4 shards", est.score(Xt, yt))
