@@ -1170,6 +1170,9 @@ def _check_learner(name):
 
 def cmd_train(args):
     _check_learner(args.learner)
+    if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None):
+        from . import _cli_dask               # (imports Dask only when asked for)
+        return _cli_dask.train(args)
     every = _check_every(args)
     out = args.output
     _check_output(out, "-o")
@@ -1295,6 +1298,9 @@ def _model_chunks(args, model, scaler, row_lines=None):
 
 
 def cmd_predict(args):
+    if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None):
+        from . import _cli_dask               # (imports Dask only when asked for)
+        return _cli_dask.predict(args)
     to_file = args.output is not None and args.output != "-"    # '-': standard output
     if to_file:
         _check_output(args.output, "-o")
@@ -1779,6 +1785,15 @@ def _checkpoint_option(p):
                         "chunk is saved in any case")
 
 
+def _cluster_options(p):
+    g = p.add_argument_group("on a Dask cluster (pip install 'fastbudget[dask]'; DATA may "
+                             "then be a glob such as 'data/*.svm', one task per file)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="start a local cluster of N worker processes")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="use a running cluster, e.g. tcp://scheduler:8786")
+
+
 def build_parser():
     ap = _Parser(prog="fastbudget", description=__doc__.split("\n\n")[0].replace("``", ""),
                  epilog="Run 'fastbudget COMMAND --help' for a command's options.")
@@ -1804,6 +1819,7 @@ def build_parser():
     _data_options(p)
     p.add_argument("-o", "--output", default="model.npz", help="model file (default model.npz)")
     _checkpoint_option(p)
+    _cluster_options(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("update", help="continue training a saved model on more data")
@@ -1821,6 +1837,7 @@ def build_parser():
                    help="write to this file instead of stdout (written in full or not at "
                         "all: it replaces FILE at the end); '-' for stdout")
     p.add_argument("--scores", action="store_true", help="decision values instead of labels")
+    _cluster_options(p)
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("export", help="write a saved model as an ONNX graph (needs the onnx "

@@ -1,0 +1,741 @@
+"""Train and score fastbudget models on a Dask cluster (optional extra ``fastbudget[dask]``).
+
+Scoring (:func:`predict`, :func:`decision_function`) maps every block of a dask array or
+partition of a dask DataFrame through the model, which is sent to each worker once
+(``Client.scatter(..., broadcast=True)``) and referenced by every task, instead of being
+pickled into each task.
+
+Training (:func:`fit`) is *shard and merge*: each block (partition) of the data is one shard,
+learned by its own copy of the learner within the budget; the K models are merged pairwise in
+a tree (ceil(log2 K) rounds), each merge folding the union of two models' stored vectors back
+to the budget by the learner's own merge rule; for TVM the weights of the final B twin
+vectors are then solved exactly (the engine's weighted SVM on the twins, at the control-of-C
+margin target of their total weight), so the result is a TVM model like any other: it
+predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
+vectors by its own merging rule (the expansion of the K models averaged, then merged down
+to the budget). ``passes > 1`` goes over every shard again, each shard starting from the
+merged model.
+
+Dask does the scheduling, the transport and the fault handling: a task whose worker dies is
+recomputed elsewhere (or the call fails with Dask's error once its retries are spent), so a
+result is always the merge of every shard. ``client=None`` uses the current client
+(``distributed.get_client``) or, without one, Dask's local scheduler.
+
+:func:`simulate` runs the same shard-and-merge in this process, one shard after another,
+to see what sharding costs in accuracy (``docs/results/distributed.md``).
+"""
+import copy
+
+import numpy as np
+
+from .engine import (NumericalError, kernel_params, relearn_state, resolve_gamma,
+                     snapshot_state)
+from .kernels import adiabatic as ad
+from .kernels import merge as kmerge
+from .kernels import tvm as ktvm
+
+__all__ = ["fit", "fit_files", "predict", "predict_files", "decision_function", "simulate",
+           "merge_twins"]
+
+_EXTRA_MSG = ("fastbudget.distributed needs dask and distributed: pip install "
+              "'fastbudget[dask]'")
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+        raise ImportError(_EXTRA_MSG) from exc
+    return dask
+
+
+def _client(client):
+    """The client given, else the current one, else None (Dask's local scheduler)."""
+    if client is not None:
+        return client
+    try:
+        from distributed import get_client
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- data
+def _blocks(X, y=None):
+    """Delayed (X_block, y_block) pairs of a dask array / DataFrame (one per partition), or
+    one pair for in-memory input."""
+    dask = _dask()
+    import dask.array as da
+    if not isinstance(X, da.Array) and hasattr(X, "map_partitions"):   # dask DataFrame
+        xs = list(X.to_delayed())
+        ys = None if y is None else (list(y.to_delayed()) if hasattr(y, "to_delayed")
+                                     else None)
+        if y is not None and ys is None:
+            raise TypeError("y must be a dask Series or array partitioned like X.")
+        if ys is not None and len(ys) != len(xs):
+            raise ValueError(f"X has {len(xs)} partitions but y has {len(ys)}: partition "
+                             "them alike (e.g. take both from one DataFrame).")
+        return xs, ys
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
+        if len(X.chunks[1]) != 1:
+            X = X.rechunk({1: -1})                     # a block holds whole rows
+        xs = list(X.to_delayed().ravel())
+        if y is None:
+            return xs, None
+        if not isinstance(y, da.Array):
+            y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        y = y.rechunk((X.chunks[0],))
+        return xs, list(y.to_delayed().ravel())
+    Xd = dask.delayed(X)
+    return [Xd], (None if y is None else [dask.delayed(y)])
+
+
+# --------------------------------------------------------------------------- scoring
+def _score_block(X, model, what):
+    if what == "decision":
+        return model.decision_function(X)
+    return model.predict(X)
+
+
+def _as_predictor(estimator):
+    """The object sent to the workers: the NumPy serving predictor when there is one for
+    this model, else the estimator itself (its compiled ``decision_function``)."""
+    try:
+        from .serving import predictor_from_estimator
+    except ImportError:
+        return estimator
+    try:
+        return predictor_from_estimator(estimator)
+    except (TypeError, ValueError, NotImplementedError):
+        return estimator
+
+
+def _map_model(estimator, X, what, client):
+    _dask()
+    import dask.array as da
+    estimator._check_fitted() if hasattr(estimator, "_check_fitted") else None
+    model = _as_predictor(estimator)
+    client = _client(client)
+    ref = client.scatter(model, broadcast=True, hash=False) if client is not None else model
+    if hasattr(X, "map_partitions") and hasattr(X, "npartitions"):   # dask DataFrame
+        import pandas as pd
+        dtype = np.float64 if what == "decision" else np.asarray(estimator.classes_).dtype
+        meta = pd.Series(np.zeros(0, dtype=dtype))
+        return X.map_partitions(lambda part, m: pd.Series(_score_block(part, m, what),
+                                                          index=part.index),
+                                ref, meta=meta)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a dask array or dask DataFrame; got {type(X).__name__}. "
+                        "For data in memory call the estimator's own method.")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: -1})
+    dtype = np.float64 if what == "decision" else np.asarray(estimator.classes_).dtype
+    k = len(estimator.classes_)
+    if what == "decision" and k > 2:          # one-vs-rest: one column per class
+        return X.map_blocks(_score_block, ref, what, chunks=(X.chunks[0], (k,)),
+                            dtype=dtype, meta=np.zeros((0, 0), dtype=dtype))
+    return X.map_blocks(_score_block, ref, what, drop_axis=1, dtype=dtype,
+                        meta=np.zeros(0, dtype=dtype))
+
+
+def decision_function(estimator, X, *, client=None):
+    """``estimator.decision_function`` over a dask array or DataFrame: a lazy dask array of
+    shape (n_samples,), or (n_samples, n_classes) for one-vs-rest over more than two
+    classes (a Series for a DataFrame: binary models only)."""
+    return _map_model(estimator, X, "decision", client)
+
+
+def predict(estimator, X, *, client=None):
+    """``estimator.predict`` over a dask array or DataFrame, block by block on the cluster:
+    a lazy dask array (a Series for a DataFrame) of labels. The model travels to each
+    worker once."""
+    return _map_model(estimator, X, "predict", client)
+
+
+# --------------------------------------------------------------------------- TVM shards
+def _counters(est):
+    ist = est.twins_.ist
+    return np.array([ist[ktvm.T_SEEN], ist[ktvm.T_ACCEPTED], ist[ktvm.T_MERGES],
+                     ist[ktvm.T_REJECTED], ist[ktvm.T_REMOVED]], dtype=np.int64)
+
+
+def _twins_of(est, start=None):
+    """The twin vectors of a fitted TVM as plain arrays, with the counters (those of this
+    shard only: less the counters of ``start``, the model the shard started from)."""
+    tw = est.twins_
+    a = np.flatnonzero(tw.active)
+    ist = tw.ist
+    return {
+        "kind": "tvm",
+        "Q": tw.Q[a].copy(), "s_pos": tw.s_pos[a].copy(), "s_neg": tw.s_neg[a].copy(),
+        "fq": tw.fq[a].copy(),
+        "counters": _counters(est) - (0 if start is None else _counters(start)),
+    }
+
+
+def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided=True,
+                m2=None):
+    """Fold the twins of two models (dicts of :func:`_twins_of`) into at most ``budget``
+    twins by TVM's rules for a full budget (Alg. 3): while over budget, a twin beyond the
+    buffer zone (``|f(q)| > m2``, the largest first; skipped when ``m2`` is None) is
+    removed, else the allowed pair of least merge
+    cost (input space: ``s_i s_j ||q_i - q_j||^2 / (s_i + s_j)``, Sec. 4.2.1; feature space:
+    the 1-D search of eq. 4.2), the merged pivot from ``kernels.merge.merge_point`` and the
+    weights summed. With ``one_sided`` only twins on the same side of their model's
+    decision boundary merge (Sec. 4.2.3; a merged twin's f is the weight-averaged f of its
+    two, the linear estimate of the rejection test), unless no such pair is left."""
+    Q = np.concatenate([a["Q"], b["Q"]])
+    sp = np.concatenate([a["s_pos"], b["s_pos"]])
+    sn = np.concatenate([a["s_neg"], b["s_neg"]])
+    fq = np.concatenate([a["fq"], b["fq"]])
+    n = Q.shape[0]
+    merges = removed = 0
+    if n > budget:
+        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        s = np.ascontiguousarray(sp + sn)
+        active = np.ones(n, dtype=np.int8)
+        side = np.where(fq >= 0.0, 1, -1).astype(np.int8)
+        tmp = np.zeros(Q.shape[1])
+        qnew = np.zeros(Q.shape[1])
+        row = np.zeros(n)
+
+        def cost_row(i):
+            """Merge cost of twin i with every live twin (inf for itself and the dead)."""
+            if mode == kmerge.INPUT:
+                d2 = ((Q - Q[i]) ** 2).sum(axis=1)
+                r = s[i] * s * d2 / (s[i] + s)
+            else:
+                row[:] = np.inf
+                kmerge.merge_costs(kernel_code, kpar, Q, s, side, False, active, i, tmp, row)
+                r = row.copy()
+            r[i] = np.inf
+            r[active == 0] = np.inf
+            return r
+
+        cost = np.empty((n, n))
+        for i in range(n):
+            cost[i] = cost_row(i)
+        same = side[:, None] == side[None, :]
+        live = n
+        far = np.abs(fq)
+        while live > budget:
+            if m2 is not None:
+                k = int(np.argmax(np.where(active == 1, far, -np.inf)))
+                if far[k] > m2 + 1e-9 * max(1.0, m2):
+                    # beyond the buffer zone: the twin leaves, as in the stream (its
+                    # examples are far from the boundary)
+                    active[k] = 0
+                    sp[k] = sn[k] = s[k] = 0.0
+                    cost[k, :] = np.inf
+                    cost[:, k] = np.inf
+                    live -= 1
+                    removed += 1
+                    continue
+            c = np.where(same, cost, np.inf) if one_sided else cost
+            if not np.isfinite(c.min()):
+                c = cost                       # no same-side pair left
+            i, j = divmod(int(np.argmin(c)), n)
+            kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
+            fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
+            Q[i] = qnew
+            sp[i] += sp[j]
+            sn[i] += sn[j]
+            s[i] += s[j]
+            sp[j] = sn[j] = s[j] = 0.0
+            active[j] = 0
+            cost[j, :] = np.inf
+            cost[:, j] = np.inf
+            far[i] = abs(fq[i])
+            far[j] = 0.0
+            side[i] = 1 if fq[i] >= 0.0 else -1
+            same[i, :] = side == side[i]
+            same[:, i] = same[i, :]
+            r = cost_row(i)
+            cost[i, :] = r
+            cost[:, i] = r
+            live -= 1
+            merges += 1
+        keep = np.flatnonzero(active)
+        Q, sp, sn, fq = Q[keep], sp[keep], sn[keep], fq[keep]
+    counters = a["counters"] + b["counters"]
+    counters[2] += merges
+    counters[4] += removed
+    return {"kind": "tvm", "Q": Q, "s_pos": sp, "s_neg": sn, "fq": fq, "counters": counters}
+
+
+def _install_twins(est, twins):
+    """Make the started TVM ``est`` the exact weighted SVM on ``twins`` (at most
+    ``est.budget`` of them): the twins are placed, their halves learned from an empty model
+    at the control-of-C margin target (``engine.relearn_state``, several orders before it
+    gives up), and the twin bookkeeping (coefficients, f at the pivots, sides, the
+    nearest-merge-neighbour cache) brought up to date as after any update."""
+    B = int(est.budget)
+    Q, sp, sn = twins["Q"], twins["s_pos"], twins["s_neg"]
+    n = Q.shape[0]
+    if n > B:
+        raise ValueError(f"{n} twins do not fit a budget of {B}")
+    keep_gamma = est.gamma
+    try:
+        est.gamma = float(est.gamma_)
+        est._allocate(np.zeros((2, Q.shape[1])))
+    finally:
+        est.gamma = keep_gamma
+    st, tw = est.engine_state_, est.twins_
+    for j in range(n):
+        ktvm._place_twin(st, tw, j, np.ascontiguousarray(Q[j]), float(sp[j]), float(sn[j]))
+    ssum = float(sp.sum() + sn.sum())
+    tw.par[ktvm.P_SSUM] = ssum
+    tw.ist[ktvm.T_NTW] = n
+    tw.ist[ktvm.T_SPARE] = n if n < B else B
+    tw.ist[ktvm.T_SPARE2] = B + 1
+    mu = ssum / B if est.control_C else float(st.fs[ad.F_MU])
+    slots = np.arange(2 * n, dtype=np.int64)
+    weights = np.empty(2 * n)
+    weights[0::2] = sp
+    weights[1::2] = sn
+    snap = snapshot_state(st)
+    if not relearn_state(st, snap, slots, weights, mu):
+        raise NumericalError(
+            "The exact SVM on the merged twin vectors could not be solved (every learning "
+            "order failed numerically). Lower gamma or C, or standardise the features.")
+    mode = int(tw.par[ktvm.P_MERGE])
+    ktvm._sync(st, tw, mode)
+    c = twins["counters"]
+    for k, v in zip((ktvm.T_SEEN, ktvm.T_ACCEPTED, ktvm.T_MERGES, ktvm.T_REJECTED,
+                     ktvm.T_REMOVED), c):
+        tw.ist[k] = int(v)
+    return est
+
+
+# --------------------------------------------------------------------------- BSGD shards
+def _bsgd_of(est, start=None):
+    """The support vectors of a fitted BSGD (plain arrays), with its counters (of this
+    shard only: less those of ``start``)."""
+    n = int(est._istate[0])
+    ist = est._istate.copy()
+    if start is not None:
+        ist[2:] -= start._istate[2:]
+        ist[1] -= start._istate[1]
+    return {"kind": "bsgd", "SV": est._SV[:n].copy(), "coef": est._coef[:n].copy(),
+            "sv_t": est._sv_t[:n].copy(), "t": int(ist[1]), "n_seen": int(ist[2]),
+            "n_maint": int(ist[3]), "kpar": est._kpar.copy(), "kernel": est.kernel}
+
+
+def _is_bsgd(est):
+    from .estimators.baselines import BSGDClassifier
+    return isinstance(est, BSGDClassifier) or est is BSGDClassifier
+
+
+def _result_of(est, start):
+    if not hasattr(est, "classes_"):
+        return None                                     # an empty shard
+    return _bsgd_of(est, start) if _is_bsgd(est) else _twins_of(est, start)
+
+
+def merge_bsgd(a, b, *, budget, maintenance="merging"):
+    """Merge two BSGD models (dicts of ``_bsgd_of``) into one of at most ``budget`` support
+    vectors: the model of the two averaged, each weighted by its number of SGD steps (the
+    parameter mixing of SGD models learned on disjoint shards), then BSGD's own budget
+    maintenance ('merging': the SV of least |alpha| merged with its best same-sign
+    partner; 'removal': it is dropped) until the budget holds."""
+    from .kernels import bsgd as kb
+    from .kernels.kernel import KERNEL_CODES
+    ta, tb = a["t"], b["t"]
+    wa = ta / (ta + tb) if ta + tb > 0 else 0.5
+    SV = np.ascontiguousarray(np.concatenate([a["SV"], b["SV"]]))
+    coef = np.concatenate([wa * a["coef"], (1.0 - wa) * b["coef"]])
+    sv_t = np.concatenate([a["sv_t"], b["sv_t"] + ta])       # b's steps come after a's
+    kpar = a["kpar"]
+    code = KERNEL_CODES[a["kernel"]]
+    n = SV.shape[0]
+    Kc = np.empty((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            Kc[i, j] = Kc[j, i] = kb.kernel_value(code, kpar, SV[i], SV[j])
+    z = np.zeros(SV.shape[1])
+    n_live = n
+    maint = 0
+    while n_live > budget:
+        if maintenance == "merging":
+            n_live = kb._maintain_merge(code, kpar, SV, coef, Kc, sv_t, n_live, z, 1e-6)
+        else:
+            n_live = kb._delete_row(SV, coef, Kc, sv_t, n_live,
+                                    kb._argmin_abs(coef, sv_t, n_live))
+        maint += 1
+    return {"kind": "bsgd", "SV": SV[:n_live].copy(), "coef": coef[:n_live].copy(),
+            "sv_t": sv_t[:n_live].copy(), "t": ta + tb, "n_seen": a["n_seen"] + b["n_seen"],
+            "n_maint": a["n_maint"] + b["n_maint"] + maint, "kpar": kpar,
+            "kernel": a["kernel"]}
+
+
+def _install_bsgd(est, m):
+    """Make the started BSGD ``est`` hold the merged model ``m``."""
+    B = int(est.budget)
+    n = m["SV"].shape[0]
+    est._SV[:] = 0.0
+    est._coef[:] = 0.0
+    est._sv_t[:] = -1
+    est._SV[:n] = m["SV"]
+    est._coef[:n] = m["coef"]
+    est._sv_t[:n] = m["sv_t"]
+    est._kpar[:] = m["kpar"]
+    from .kernels import bsgd as kb
+    from .kernels.kernel import KERNEL_CODES
+    code = KERNEL_CODES[est.kernel]
+    est._Kc[:] = 0.0
+    for i in range(n):
+        for j in range(i, n):
+            est._Kc[i, j] = est._Kc[j, i] = kb.kernel_value(code, est._kpar, est._SV[i],
+                                                            est._SV[j])
+    est._istate[:] = (n, m["t"], m["n_seen"], m["n_maint"])
+    assert n <= B
+    return est
+
+
+# --------------------------------------------------------------------------- shards
+def _params_for_shard(estimator, gamma_):
+    params = estimator.get_params(deep=False)
+    if "gamma" in params and gamma_ is not None:
+        params["gamma"] = gamma_
+    return params
+
+
+def _fit_shard(cls, params, X, y, classes, chunk_size, start):
+    """Learn one shard (on a worker): a new learner, or the merged model ``start`` (a later
+    pass), fed the shard in chunks of ``chunk_size`` rows. Returns its stored vectors."""
+    # a later pass starts from the merged model, which the tasks of one worker share
+    est = cls(**params) if start is None else copy.deepcopy(start)
+    n = X.shape[0]
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy(dtype=np.float64)
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    for lo in range(0, n, chunk_size):
+        hi = min(n, lo + chunk_size)
+        est.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
+    return _result_of(est, start)
+
+
+def _merge_pair(a, b, cls, params, classes, gamma_):
+    """Merge the twins of two shard models to the budget: the exact SVM on the union of
+    their twins gives every twin its f (so one-sided merging uses the sides of the model
+    they now form, not of the two they came from), then TVM's merge rule folds the union
+    down to the budget (:func:`merge_twins`)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    B = int(params["budget"])
+    if a["kind"] == "bsgd":
+        return merge_bsgd(a, b, budget=B, maintenance=params["maintenance"])
+    if a["Q"].shape[0] + b["Q"].shape[0] > B:
+        union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
+        union["counters"] = np.zeros(5, dtype=np.int64)
+        union["kind"] = "tvm"
+        wide = dict(params, budget=union["Q"].shape[0])
+        est = _start_model(cls, wide, None, classes, gamma_, union)
+        fq = est.twins_.fq[:union["Q"].shape[0]]
+        half = a["Q"].shape[0]
+        a = dict(a, fq=fq[:half].copy())
+        b = dict(b, fq=fq[half:].copy())
+    code, kpar = _kernel_of(params, gamma_)
+    mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
+    return merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                       one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+
+
+def _kernel_of(params, gamma_):
+    return kernel_params(params["kernel"], 1.0 if gamma_ is None else gamma_,
+                         params["degree"], params["coef0"])
+
+
+def _check_learner(estimator, passes=1):
+    from .estimators.tvm import TVMClassifier
+    if _is_bsgd(estimator):
+        if estimator.maintenance == "projection":
+            raise TypeError("fastbudget.distributed.fit merges BSGD models by maintenance "
+                            "'merging' or 'removal'; 'projection' is not supported (use "
+                            "dask_ml.wrappers.Incremental for it).")
+        if int(passes) != 1:
+            raise ValueError("BSGD is trained in one pass (passes=1).")
+    elif not isinstance(estimator, TVMClassifier):
+        raise TypeError(
+            f"fastbudget.distributed.fit trains TVMClassifier and BSGDClassifier by shard "
+            f"and merge; got "
+            f"{type(estimator).__name__}. For other learners use "
+            "dask_ml.wrappers.Incremental(estimator) (sequential partial_fit over the "
+            "blocks) and ParallelPostFit for scoring.")
+    if estimator.class_weight == "balanced":
+        raise ValueError("class_weight='balanced' needs the class counts of the whole "
+                         "stream; pass a dict.")
+
+
+def _gamma_from_first_block(estimator, first_X, chunk_size):
+    g = estimator.get_params().get("gamma")
+    if not isinstance(g, str):
+        return None if g is None else float(g)
+    X0 = first_X[:chunk_size]
+    if hasattr(X0, "to_numpy"):
+        X0 = X0.to_numpy(dtype=np.float64)
+    return float(resolve_gamma(g, np.asarray(X0, dtype=np.float64)))
+
+
+def _reduce_tree(dask, parts, cls, params, classes, gamma_):
+    merge = dask.delayed(_merge_pair, pure=True)
+    while len(parts) > 1:
+        nxt = [merge(parts[i], parts[i + 1], cls, params, classes, gamma_)
+               for i in range(0, len(parts) - 1, 2)]
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    return parts[0]
+
+
+def _compute(dask, obj, client):
+    if not dask.is_dask_collection(obj):
+        return obj
+    if client is not None:
+        return client.compute(obj).result()
+    return dask.compute(obj)[0]
+
+
+def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes=1):
+    """Train ``estimator`` (a :class:`~fastbudget.TVMClassifier`) on a dask array or dask
+    DataFrame by shard and merge; returns ``estimator``, fitted.
+
+    Parameters
+    ----------
+    estimator : TVMClassifier
+        Its parameters are used; any model it holds is replaced (as ``fit`` does).
+    X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+        One shard per block (row chunk) or partition.
+    y : dask.array.Array or dask.dataframe.Series
+        Labels, chunked (partitioned) as X.
+    client : distributed.Client, optional
+        Default: the current client, else Dask's local scheduler.
+    classes : array-like, optional
+        The two labels; computed from ``y`` (one pass over it) when not given.
+    chunk_size : int, default=10_000
+        Rows per ``partial_fit`` call inside a shard; with ``gamma='scale'`` the scale is
+        estimated on the first ``chunk_size`` rows of the first shard, as a single stream
+        estimates it on its first chunk, and every shard uses that value.
+    passes : int, default=1
+        More than 1: every shard is learned again starting from the merged model, and the
+        results merged again.
+
+    Returns
+    -------
+    estimator
+    """
+    dask = _dask()
+    if int(passes) < 1:
+        raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    _check_learner(estimator, passes)
+    if int(chunk_size) < 1:
+        raise ValueError(f"chunk_size must be at least 1; got {chunk_size!r}.")
+    chunk_size = int(chunk_size)
+    client = _client(client)
+    xs, ys = _blocks(X, y)
+    if ys is None:
+        raise ValueError("fit needs labels y.")
+    if classes is None:
+        import dask.array as da
+        yy = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
+        classes = _compute(dask, da.unique(da.asarray(yy)), client)
+    classes = np.asarray(classes)
+    if classes.shape[0] != 2:
+        raise ValueError(f"fastbudget.distributed.fit trains a binary model; got "
+                         f"{classes.shape[0]} classes. Wrap one-vs-rest yourself or use "
+                         "dask_ml.wrappers.Incremental(OneVsRestClassifier(...)).")
+    first = _compute(dask, xs[0], client)
+    shard = dask.delayed(_fit_shard, pure=False)
+    return _fit_passes(estimator, lambda cls, params, start: [
+        shard(cls, params, xb, yb, classes, chunk_size, start) for xb, yb in zip(xs, ys)],
+        first, classes, chunk_size, passes, client)
+
+
+def _fit_passes(estimator, shards, first, classes, chunk_size, passes, client):
+    """The passes of shard and merge: ``shards(cls, params, start)`` gives the delayed
+    shard results of one pass; their tree of merges is computed and its twins solved
+    exactly, which starts the next pass."""
+    dask = _dask()
+    gamma_ = _gamma_from_first_block(estimator, first, chunk_size)
+    params = _params_for_shard(estimator, gamma_)
+    cls = type(estimator)
+    start = None
+    for _ in range(int(passes)):
+        start_ref = start
+        if start is not None and client is not None:
+            start_ref = client.scatter(start, broadcast=True, hash=False)
+        parts = shards(cls, params, start_ref)
+        twins = _compute(dask, _reduce_tree(dask, parts, cls, params, classes, gamma_),
+                         client)
+        if twins is None:
+            raise ValueError("The data hold no rows: nothing to learn.")
+        if start is not None:               # the counters of the passes before
+            twins["counters"] = twins["counters"] + _counters(start)
+        start = _start_model(cls, params, first, classes, gamma_, twins)
+    return _adopt(estimator, start)
+
+
+# --------------------------------------------------------------------------- files
+def _read_file(path, fmt, options, chunk_size):
+    from .datasets import read_csv, read_libsvm
+    if fmt == "libsvm":
+        return read_libsvm(path, chunk_size=chunk_size, **options)
+    if fmt == "csv":
+        return read_csv(path, chunk_size=chunk_size, **options)
+    raise ValueError(f"unknown format {fmt!r}: use 'libsvm' or 'csv'.")
+
+
+def _scan_file(path, fmt, options):
+    """(number of features, sorted labels) of one file: a pass over it."""
+    width, labels = 0, set()
+    for X, y in _read_file(path, fmt, options, 100_000):
+        width = max(width, X.shape[1])
+        labels.update(np.unique(y).tolist())
+    return width, labels
+
+
+def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transform, start):
+    """Learn one file (on a worker), read in chunks; ``transform`` (e.g. a scaler) is
+    applied to each chunk."""
+    est = cls(**params) if start is None else copy.deepcopy(start)
+    for X, y in _read_file(path, fmt, options, chunk_size):
+        if transform is not None:
+            X = transform(X)
+        est.partial_fit(X, y, classes=classes)
+    return _result_of(est, start)
+
+
+def _score_file(model, path, fmt, options, chunk_size, transform, what):
+    out = []
+    for X, _y in _read_file(path, fmt, options, chunk_size):
+        if transform is not None:
+            X = transform(X)
+        out.append(_score_block(X, model, what))
+    if not out:
+        return np.zeros(0)
+    return np.concatenate(out)
+
+
+def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
+              chunk_size=10_000, passes=1, transform=None, **options):
+    """:func:`fit` over files: one shard per file, read on the workers in chunks (so the
+    files must be on storage every worker sees, e.g. a shared file system).
+
+    ``fmt`` is 'libsvm' or 'csv'; ``options`` go to ``read_libsvm`` / ``read_csv``
+    (``n_features`` and ``zero_based``; ``label_column``, ``delimiter``, ``header``,
+    ``comments``). Without ``classes`` (or, for LIBSVM, ``n_features``) every file is read
+    once more on the cluster to find them. ``transform`` (a picklable callable, such as a
+    frozen ``StreamingStandardizer``'s ``transform``) is applied to every chunk. A bad row
+    raises the reader's error, naming the file and line."""
+    dask = _dask()
+    paths = [str(p) for p in paths]
+    if not paths:
+        raise ValueError("No input files.")
+    if int(passes) < 1:
+        raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    _check_learner(estimator, passes)
+    chunk_size = int(chunk_size)
+    client = _client(client)
+    options = dict(options)
+    if classes is None or (fmt == "libsvm" and options.get("n_features") is None):
+        scan = dask.delayed(_scan_file, pure=True)
+        found = _compute(dask, dask.delayed(list)([scan(p, fmt, options) for p in paths]),
+                         client)
+        if fmt == "libsvm" and options.get("n_features") is None:
+            options["n_features"] = max(w for w, _ in found)
+        if classes is None:
+            classes = sorted(set().union(*(lab for _, lab in found)))
+    classes = np.asarray(classes)
+    if classes.shape[0] != 2:
+        raise ValueError(f"fastbudget.distributed.fit trains a binary model; the files hold "
+                         f"{classes.shape[0]} classes.")
+    X0, _ = next(iter(_read_file(paths[0], fmt, options, chunk_size)), (None, None))
+    if X0 is None:
+        raise ValueError(f"{paths[0]} holds no rows.")
+    first = X0 if transform is None else transform(X0)
+    shard = dask.delayed(_fit_file_shard, pure=False)
+    return _fit_passes(estimator, lambda cls, params, start: [
+        shard(cls, params, p, fmt, options, classes, chunk_size, transform, start)
+        for p in paths], first, classes, chunk_size, passes, client)
+
+
+def predict_files(estimator, paths, *, fmt="libsvm", client=None, chunk_size=10_000,
+                  transform=None, scores=False, **options):
+    """Score files on the cluster, one task per file (the model sent to each worker
+    once); yields one array per file, in the order of ``paths``, as each is ready."""
+    _dask()
+    client = _client(client)
+    model = _as_predictor(estimator)
+    what = "decision" if scores else "predict"
+    if client is None:
+        for p in paths:
+            yield _score_file(model, str(p), fmt, options, chunk_size, transform, what)
+        return
+    ref = client.scatter(model, broadcast=True, hash=False)
+    futures = [client.submit(_score_file, ref, str(p), fmt, options, chunk_size, transform,
+                             what, pure=False) for p in paths]
+    for f in futures:
+        yield f.result()
+
+
+def _start_model(cls, params, first, classes, gamma_, twins):
+    """A started TVM (classes, width, and the feature names of ``first``, the first rows of
+    the data, when they have names) holding ``twins``."""
+    est = cls(**params)
+    d = twins["SV" if twins["kind"] == "bsgd" else "Q"].shape[1]
+    X0 = np.zeros((2, d)) if first is None or not hasattr(first, "columns") else first[:2]
+    y0 = np.asarray(classes[:2])[:X0.shape[0]]
+    est.partial_fit(X0, y0, classes=classes, sample_weight=np.zeros(X0.shape[0]))
+    if twins["kind"] == "bsgd":
+        return _install_bsgd(est, twins)
+    if gamma_ is not None:
+        est.gamma_ = float(gamma_)
+    return _install_twins(est, twins)
+
+
+def _adopt(estimator, fitted):
+    """Move the fitted model of ``fitted`` into ``estimator`` (keeping its own
+    parameters, such as ``gamma='scale'``)."""
+    own = estimator.get_params(deep=False)
+    estimator._reset_fitted()
+    for k, v in fitted.__dict__.items():
+        if k not in own:
+            estimator.__dict__[k] = v
+    if hasattr(estimator, "_snapshot_params"):
+        estimator._snapshot_params()
+    return estimator
+
+
+# --------------------------------------------------------------------------- simulation
+def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000):
+    """Shard and merge in this process, without a cluster: split (X, y) (NumPy) into
+    ``n_shards`` consecutive shards, learn each, merge them in a tree and solve the final
+    twins exactly, exactly as :func:`fit` does on a cluster. Returns a fitted copy."""
+    _check_learner(estimator)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    classes = np.unique(y) if classes is None else np.asarray(classes)
+    gamma_ = _gamma_from_first_block(estimator, X, chunk_size)
+    params = _params_for_shard(estimator, gamma_)
+    cls = type(estimator)
+    bounds = np.linspace(0, X.shape[0], int(n_shards) + 1).astype(int)
+    parts = [_fit_shard(cls, params, X[lo:hi], y[lo:hi], classes, chunk_size,
+                        None) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    while len(parts) > 1:
+        nxt = [_merge_pair(parts[i], parts[i + 1], cls, params, classes, gamma_)
+               for i in range(0, len(parts) - 1, 2)]
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    est = _start_model(cls, params, X, classes, gamma_, parts[0])
+    return _adopt(type(estimator)(**estimator.get_params(deep=False)), est)

@@ -1,0 +1,368 @@
+"""fastbudget.distributed on a real Dask LocalCluster (2 worker processes, 1 thread each)."""
+import os
+import pickle
+import signal
+import threading
+import time
+
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+from distributed import Client, LocalCluster
+from sklearn.svm import SVC
+
+from fastbudget import (BSGDClassifier, ModelFormatError, TVMClassifier, distributed as fd,
+                        load)
+from fastbudget.datasets import make_checkerboard
+
+GAMMA = 1 / (2 * 0.37)
+
+
+def _board(n, seed, noise=0.15):
+    X, y = make_checkerboard(n, noise=noise, random_state=seed)
+    return (X - 2) / (4 / 12 ** 0.5), y
+
+
+@pytest.fixture(scope="module")
+def client():
+    # compile in this process first: the workers then load the machine code from Numba's
+    # cache on disk instead of compiling it twice at once
+    X, y = _board(3000, 9)
+    fd.simulate(TVMClassifier(budget=20, gamma=GAMMA), X, y, 2, chunk_size=1000)
+    BSGDClassifier(budget=20).fit(X, y).predict(X)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40)
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = _board(24_000, 0)
+    Xt, yt = _board(4000, 1, noise=0.0)
+    return X, y, Xt, yt
+
+
+def test_one_shard_is_the_single_stream_model(data):
+    X, y, Xt, _ = data
+    single = TVMClassifier(budget=40, gamma=GAMMA)
+    for lo in range(0, X.shape[0], 2000):
+        single.partial_fit(X[lo:lo + 2000], y[lo:lo + 2000], classes=[-1, 1])
+    sim = fd.simulate(TVMClassifier(budget=40, gamma=GAMMA), X, y, 1, chunk_size=2000)
+    np.testing.assert_allclose(sim.decision_function(Xt), single.decision_function(Xt),
+                               rtol=1e-9, atol=1e-9)
+    assert sim.n_seen_ == single.n_seen_ == X.shape[0]
+
+
+def test_merged_model_is_the_exact_weighted_svm_on_its_twins(data):
+    X, y, Xt, _ = data
+    m = fd.simulate(TVMClassifier(budget=30, gamma=GAMMA), X, y, 4, chunk_size=2000)
+    assert m.n_twins_ <= 30
+    assert m.kkt_residual() < 1e-8
+    # reference: SVC on the twin halves with their weights at C_eff
+    Q, W = m.twin_vectors_, m.twin_weights_
+    Xr = np.vstack([Q, Q])
+    yr = np.concatenate([np.ones(len(Q)), -np.ones(len(Q))])
+    wr = np.concatenate([W[:, 0], W[:, 1]])
+    keep = wr > 0
+    svc = SVC(C=m.C_eff_, gamma=GAMMA, tol=1e-10).fit(Xr[keep], yr[keep], sample_weight=wr[keep])
+    np.testing.assert_allclose(m.decision_function(Xt), svc.decision_function(Xt),
+                               atol=2e-4 * max(1.0, np.abs(svc.decision_function(Xt)).max()))
+    assert m.n_seen_ == X.shape[0]
+    # the merged weights are the shards' weights: nothing lost in the tree
+    per_shard = [TVMClassifier(budget=30, gamma=GAMMA) for _ in range(4)]
+    for est, part in zip(per_shard, np.array_split(np.arange(X.shape[0]), 4)):
+        for lo in range(0, part.size, 2000):
+            rows = part[lo:lo + 2000]
+            est.partial_fit(X[rows], y[rows], classes=[-1, 1])
+    total = sum(e.twin_weights_.sum() for e in per_shard)
+    if m.n_removed_ == sum(e.n_removed_ for e in per_shard):
+        assert W.sum() == pytest.approx(total, rel=1e-12)
+    else:                     # twins beyond m2 left in the merges, with their weight
+        assert W.sum() < total
+
+
+def test_merge_twins_keeps_weights_and_budget():
+    rng = np.random.default_rng(0)
+    a = {"Q": rng.normal(size=(10, 3)), "s_pos": rng.integers(0, 4, 10).astype(float),
+         "s_neg": rng.integers(1, 4, 10).astype(float), "fq": rng.normal(size=10),
+         "counters": np.arange(5)}
+    b = {k: (v.copy() + (1.0 if k == "Q" else 0)) for k, v in a.items()}
+    from fastbudget.engine import kernel_params
+    code, kpar = kernel_params("rbf", 0.5, 3, 1.0)
+    m = fd.merge_twins(a, b, budget=7, kernel_code=code, kpar=kpar)
+    assert m["Q"].shape == (7, 3)
+    assert m["s_pos"].sum() == a["s_pos"].sum() + b["s_pos"].sum()
+    assert m["s_neg"].sum() == a["s_neg"].sum() + b["s_neg"].sum()
+    assert m["counters"][0] == 2 * a["counters"][0]
+    assert m["counters"][2] == 2 * a["counters"][2] + 13      # 20 twins -> 7: 13 merges
+    # every merged pivot is a weighted mean of pivots, so inside their bounding box
+    allq = np.vstack([a["Q"], b["Q"]])
+    assert (m["Q"] >= allq.min(0) - 1e-12).all() and (m["Q"] <= allq.max(0) + 1e-12).all()
+
+
+def test_fit_on_the_cluster_equals_the_in_process_simulation(client, data):
+    X, y, Xt, yt = data
+    Xd = da.from_array(X, chunks=(6000, 2))
+    yd = da.from_array(y, chunks=6000)
+    est = TVMClassifier(budget=40, gamma="scale")
+    out = fd.fit(est, Xd, yd, client=client, chunk_size=2000)
+    assert out is est
+    assert est.gamma == "scale"                   # the parameter is kept; gamma_ is fitted
+    sim = fd.simulate(TVMClassifier(budget=40, gamma="scale"), X, y, 4, chunk_size=2000)
+    assert est.gamma_ == sim.gamma_
+    np.testing.assert_allclose(est.decision_function(Xt), sim.decision_function(Xt),
+                               rtol=1e-12, atol=1e-12)
+    assert est.n_seen_ == X.shape[0]
+
+
+def test_the_merged_model_is_as_accurate_as_its_weakest_shard(data):
+    X, y, Xt, yt = data
+    params = TVMClassifier(budget=60, gamma=GAMMA).get_params()
+    classes = np.array([-1, 1])
+    for k in (2, 4):
+        parts = np.array_split(np.arange(X.shape[0]), k)
+        shards = [fd._fit_shard(TVMClassifier, params, X[p], y[p], classes, 2000, None)
+                  for p in parts]
+        scores = [fd._start_model(TVMClassifier, params, None, classes, GAMMA, t).score(Xt, yt)
+                  for t in shards]
+        m = fd.simulate(TVMClassifier(**params), X, y, k, chunk_size=2000)
+        assert m.score(Xt, yt) >= min(scores), (k, scores, m.score(Xt, yt))
+
+
+def test_fit_on_a_dask_dataframe_keeps_feature_names(client, data):
+    X, y, Xt, yt = data
+    df = pd.DataFrame(X, columns=["a", "b"])
+    ddf = dd.from_pandas(df, npartitions=3)
+    ys = dd.from_pandas(pd.Series(y, name="label"), npartitions=3)
+    est = fd.fit(TVMClassifier(budget=30, gamma=GAMMA), ddf, ys, client=client,
+                 chunk_size=2000)
+    assert list(est.feature_names_in_) == ["a", "b"]
+    sim = fd.simulate(TVMClassifier(budget=30, gamma=GAMMA), X, y, 3, chunk_size=2000)
+    np.testing.assert_allclose(est.decision_function(pd.DataFrame(Xt, columns=["a", "b"])),
+                               sim.decision_function(Xt), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(pd.DataFrame(Xt, columns=["b", "a"]))
+
+
+def test_predict_blocks_on_the_cluster(client, data):
+    X, y, Xt, _ = data
+    est = TVMClassifier(budget=40, gamma=GAMMA).fit(X, y)
+    Xd = da.from_array(Xt, chunks=(1000, 2))
+    got = fd.predict(est, Xd, client=client).compute()
+    np.testing.assert_array_equal(got, est.predict(Xt))
+    f = fd.decision_function(est, Xd, client=client).compute()
+    np.testing.assert_allclose(f, est.decision_function(Xt), rtol=1e-12, atol=1e-12)
+    # text labels and a DataFrame
+    yl = np.where(y > 0, "pos", "neg")
+    est2 = TVMClassifier(budget=20, gamma=GAMMA).fit(X[:5000], yl[:5000])
+    ddf = dd.from_pandas(pd.DataFrame(Xt), npartitions=4)
+    got2 = fd.predict(est2, ddf, client=client).compute()
+    np.testing.assert_array_equal(got2.to_numpy(), est2.predict(Xt))
+
+
+def test_the_model_travels_to_each_worker_once(client, data):
+    X, y, Xt, _ = data
+    est = TVMClassifier(budget=40, gamma=GAMMA).fit(X[:5000], y[:5000])
+    arr = fd.predict(est, da.from_array(Xt, chunks=(500, 2)), client=client)
+    # the model is scattered once and referenced by key: no task of the graph carries it
+    sizes = [len(pickle.dumps(v)) for v in dict(arr.__dask_graph__()).values()]
+    assert max(sizes) < 50_000     # no task carries the 40-twin model (which pickles larger)
+    assert len(pickle.dumps(est)) > 50_000
+
+
+def test_a_distributed_model_saves_and_loads_like_any_other(client, data, tmp_path):
+    X, y, Xt, _ = data
+    est = fd.fit(TVMClassifier(budget=30, gamma=GAMMA), da.from_array(X, chunks=(8000, 2)),
+                 da.from_array(y, chunks=8000), client=client, chunk_size=2000)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    back = load(path)
+    np.testing.assert_array_equal(back.decision_function(Xt), est.decision_function(Xt))
+    # and it goes on learning
+    back.partial_fit(X[:2000], y[:2000])
+    assert back.n_seen_ == X.shape[0] + 2000
+
+
+def test_a_worker_killed_while_training_is_recomputed(data):
+    X, y, Xt, _ = data
+    big = np.vstack([X] * 3)
+    yb = np.concatenate([y] * 3)
+    expect = fd.simulate(TVMClassifier(budget=40, gamma=GAMMA), big, yb, 4, chunk_size=500)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=50)
+    c = Client(cluster)
+    try:
+        pids = list(c.run(os.getpid).values())
+        killed = []
+
+        def kill_soon():
+            time.sleep(1.5)
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+        t = threading.Thread(target=kill_soon)
+        t.start()
+        est = fd.fit(TVMClassifier(budget=40, gamma=GAMMA),
+                     da.from_array(big, chunks=(18000, 2)), da.from_array(yb, chunks=18000),
+                     client=c, chunk_size=500)
+        t.join()
+        assert killed
+        assert est.n_seen_ == big.shape[0]
+        np.testing.assert_allclose(est.decision_function(Xt), expect.decision_function(Xt),
+                                   rtol=1e-12, atol=1e-12)
+    finally:
+        c.close()
+        cluster.close()
+
+
+def test_bad_input_is_refused_clearly(client, data):
+    X, y, _, _ = data
+    Xd = da.from_array(X, chunks=(6000, 2))
+    yd = da.from_array(y, chunks=6000)
+    with pytest.raises(TypeError, match="Incremental"):
+        fd.fit(BSGDClassifier(budget=10, maintenance="projection"), Xd, yd, client=client)
+    from fastbudget import PegasosClassifier
+    with pytest.raises(TypeError, match="Incremental"):
+        fd.fit(PegasosClassifier(), Xd, yd, client=client)
+    y3 = da.from_array(np.arange(X.shape[0]) % 3, chunks=6000)
+    with pytest.raises(ValueError, match="3 classes"):
+        fd.fit(TVMClassifier(budget=10), Xd, y3, client=client)
+    with pytest.raises(ValueError, match="rows"):
+        fd.fit(TVMClassifier(budget=10), Xd, da.from_array(y[:-1], chunks=6000), client=client)
+    with pytest.raises(ValueError, match="passes"):
+        fd.fit(TVMClassifier(budget=10), Xd, yd, client=client, passes=0)
+    est = TVMClassifier(budget=10, gamma=GAMMA).fit(X[:2000], y[:2000])
+    with pytest.raises(TypeError, match="dask array"):
+        fd.predict(est, X)
+    with pytest.raises(ValueError, match="features"):
+        fd.predict(est, da.from_array(np.zeros((10, 3)), chunks=(5, 3)), client=client).compute()
+
+
+# --------------------------------------------------------------------------- command line
+def _write_libsvm(path, X, y):
+    with open(path, "w") as f:
+        for row, lab in zip(X, y):
+            f.write(f"{int(lab):+d} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in
+                                                  enumerate(row)) + "\n")
+
+
+def _run_cli(*argv):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "fastbudget", *map(str, argv)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cli_trains_and_predicts_over_a_glob_on_a_local_cluster(tmp_path, data):
+    X, y, Xt, yt = data
+    for k, part in enumerate(np.array_split(np.arange(12_000), 3)):
+        _write_libsvm(tmp_path / f"part{k}.svm", X[part], y[part])
+    _write_libsvm(tmp_path / "test.svm", Xt[:3000], yt[:3000])
+    model = tmp_path / "m.npz"
+    r = _run_cli("train", "tvm", tmp_path / "part*.svm", "-o", model, "--budget", 40,
+                 "--gamma", 1.0, "--workers", 2, "--chunk-size", 2000, "-q")
+    assert r.returncode == 0, r.stderr
+    assert "12,000 examples" in r.stdout
+    m = load(model)
+    assert m.n_seen_ == 12_000
+    # the same shards merged in this process, on the data standardised as the CLI did
+    from fastbudget import load_scaler
+    sc = load_scaler(model)
+    sim = fd.simulate(TVMClassifier(budget=40, gamma=1.0), sc.transform(X[:12_000]),
+                      y[:12_000], 3, chunk_size=2000)
+    np.testing.assert_allclose(m.decision_function(sc.transform(Xt)),
+                               sim.decision_function(sc.transform(Xt)), rtol=1e-9, atol=1e-9)
+    # predict over the cluster equals predict on one machine
+    r1 = _run_cli("predict", model, tmp_path / "test.svm", "-q")
+    r2 = _run_cli("predict", model, tmp_path / "t*.svm", "--workers", 2, "-q")
+    assert r1.returncode == 0 and r2.returncode == 0, (r1.stderr, r2.stderr)
+    assert r1.stdout == r2.stdout
+    assert len(r2.stdout.splitlines()) == 3000
+
+
+def test_cli_names_the_file_and_line_of_a_damaged_shard(tmp_path, data):
+    X, y, _, _ = data
+    _write_libsvm(tmp_path / "a.svm", X[:3000], y[:3000])
+    _write_libsvm(tmp_path / "b.svm", X[3000:6000], y[3000:6000])
+    lines = (tmp_path / "b.svm").read_text().splitlines()
+    lines[1233] = "+1 1:0.5 2:abc"
+    (tmp_path / "b.svm").write_text("\n".join(lines) + "\n")
+    r = _run_cli("train", "tvm", tmp_path / "*.svm", "-o", tmp_path / "m.npz", "--gamma", 1.0,
+                 "--workers", 2, "--classes", "-1,1", "-q")
+    assert r.returncode != 0
+    assert "b.svm" in r.stderr and "1,234" in r.stderr.replace("line 1234", "line 1,234"), \
+        r.stderr
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_cli_cluster_options_are_checked(tmp_path):
+    r = _run_cli("train", "bsgd", "x.svm", "--workers", 2)
+    assert r.returncode != 0 and "shard and merge" in r.stderr
+    r = _run_cli("train", "tvm", tmp_path / "none*.svm", "--workers", 2)
+    assert r.returncode != 0 and "no file matches" in r.stderr
+
+
+def test_a_second_pass_starts_from_the_merged_model(client, data):
+    X, y, Xt, yt = data
+    Xd = da.from_array(X, chunks=(12000, 2))
+    yd = da.from_array(y, chunks=12000)
+    one = fd.fit(TVMClassifier(budget=40, gamma=GAMMA), Xd, yd, client=client, chunk_size=2000)
+    two = fd.fit(TVMClassifier(budget=40, gamma=GAMMA), Xd, yd, client=client, chunk_size=2000,
+                 passes=2)
+    assert one.n_seen_ == X.shape[0]
+    assert two.n_seen_ == 2 * X.shape[0]
+    assert two.kkt_residual() < 1e-8
+    assert not np.allclose(one.decision_function(Xt), two.decision_function(Xt))
+
+
+# --------------------------------------------------------------------------- BSGD
+def test_bsgd_one_shard_is_the_single_stream_model(data):
+    X, y, Xt, _ = data
+    single = BSGDClassifier(budget=40, gamma=GAMMA, lambda_=1e-4)
+    for lo in range(0, X.shape[0], 2000):
+        single.partial_fit(X[lo:lo + 2000], y[lo:lo + 2000], classes=[-1, 1])
+    sim = fd.simulate(BSGDClassifier(budget=40, gamma=GAMMA, lambda_=1e-4), X, y, 1,
+                      chunk_size=2000)
+    np.testing.assert_array_equal(sim.decision_function(Xt), single.decision_function(Xt))
+    assert sim._istate[2] == single._istate[2] == X.shape[0]      # [n_live, t, n_seen, ...]
+
+
+def test_bsgd_merge_is_the_averaged_model_then_its_own_maintenance():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2000, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    params = dict(budget=30, gamma=1.0, lambda_=1e-3)
+    classes = np.array([-1, 1])
+    a = fd._fit_shard(BSGDClassifier, params, X[:1000], y[:1000], classes, 500, None)
+    b = fd._fit_shard(BSGDClassifier, params, X[1000:], y[1000:], classes, 500, None)
+    # with room for every SV the merge is exactly the step-weighted average of the models
+    wide = fd.merge_bsgd(a, b, budget=60)
+    ma = fd._start_model(BSGDClassifier, params, None, classes, None, a)
+    mb = fd._start_model(BSGDClassifier, params, None, classes, None, b)
+    mw = fd._start_model(BSGDClassifier, dict(params, budget=60), None, classes, None, wide)
+    Xt = rng.normal(size=(300, 2))
+    avg = (a["t"] * ma.decision_function(Xt) + b["t"] * mb.decision_function(Xt)) / (
+        a["t"] + b["t"])
+    np.testing.assert_allclose(mw.decision_function(Xt), avg, rtol=1e-10, atol=1e-12)
+    assert mw._istate[2] == 2000 and mw._istate[1] == a["t"] + b["t"]
+    # within the budget: the merging rule brings it down to 30 SVs
+    m = fd.merge_bsgd(a, b, budget=30)
+    assert m["SV"].shape[0] == 30
+    assert m["n_maint"] == a["n_maint"] + b["n_maint"] + (wide["SV"].shape[0] - 30)
+
+
+def test_bsgd_on_the_cluster_equals_the_simulation(client, data):
+    X, y, Xt, yt = data
+    est = fd.fit(BSGDClassifier(budget=40, gamma=GAMMA), da.from_array(X, chunks=(6000, 2)),
+                 da.from_array(y, chunks=6000), client=client, chunk_size=2000)
+    sim = fd.simulate(BSGDClassifier(budget=40, gamma=GAMMA), X, y, 4, chunk_size=2000)
+    np.testing.assert_allclose(est.decision_function(Xt), sim.decision_function(Xt),
+                               rtol=1e-12, atol=1e-12)
+    assert est._istate[2] == X.shape[0]
+    single = BSGDClassifier(budget=40, gamma=GAMMA).fit(X, y)
+    print("BSGD single", single.score(Xt, yt), "4 shards", est.score(Xt, yt))
