@@ -103,16 +103,24 @@ def _score_block(X, model, what):
 
 
 def _as_predictor(estimator):
-    """The object sent to the workers: the NumPy serving predictor when there is one for
-    this model, else the estimator itself (its compiled ``decision_function``)."""
+    """The object sent to the workers: the NumPy serving predictor of this model
+    (:mod:`fastbudget.serving`, read back from the model saved to a temporary file), else,
+    for a model that path cannot score, the estimator itself (its compiled
+    ``decision_function``)."""
+    import os
+    import tempfile
+
+    from ._modelfile import ModelFormatError
+    from .serving import load_predictor
+    fd_, path = tempfile.mkstemp(suffix=".npz")
+    os.close(fd_)
     try:
-        from .serving import predictor_from_estimator
-    except ImportError:
+        estimator.save(path)
+        return load_predictor(path)
+    except (ModelFormatError, TypeError, ValueError, NotImplementedError):
         return estimator
-    try:
-        return predictor_from_estimator(estimator)
-    except (TypeError, ValueError, NotImplementedError):
-        return estimator
+    finally:
+        os.unlink(path)
 
 
 def _map_model(estimator, X, what, client):
