@@ -848,6 +848,47 @@ def test_values_whose_squares_overflow_are_refused(id_, factory):
     assert_same_state(model_state(est), before)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_rows_whose_kernel_overflows_are_refused(id_, factory, kernel):
+    """A row whose kernel values overflow float64 is refused as a NaN row is (issue 30):
+    with a polynomial kernel and gamma=1 a row [1e60, 1e60] has K(x, x) = (2e120)^3 = inf
+    (IncrementalSVC used to learn it and then hold inf in its kernel cache, so save refused
+    the model); with any kernel a row of squared norm beyond 1e150 makes products of kernel
+    values overflow. partial_fit, learn_one and prediction refuse them naming the row, and
+    the model is unchanged. A row just inside the limit is learned."""
+    est = factory()
+    inner = est.estimator if isinstance(est, OneVsRestClassifier) else est
+    if "kernel" not in inner._get_param_names():
+        pytest.skip("no kernel parameter")
+    params = {"kernel": kernel}
+    if kernel == "poly":
+        params.update(gamma=1.0, degree=3, coef0=1.0)
+    try:
+        inner.set_params(**params)
+        est, X, y = _fitted(lambda: est)
+    except ValueError as exc:           # a learner without this kernel (StreamSVM linear)
+        pytest.skip(f"{kernel} not supported: {exc}")
+    before = model_state(est)
+    big = X[:3].copy()
+    big[1, :] = 0.0
+    big[1, :2] = 1e60 if kernel == "poly" else 1e80
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"too large for a kernel \(row 1: .*Rescale"):
+            est.partial_fit(big, y[:3])
+        with pytest.raises(ValueError, match="too large for a kernel"):
+            est.learn_one(big[1], y[1].item())
+        with pytest.raises(ValueError, match="too large for a kernel"):
+            est.predict(big)
+    assert_same_state(model_state(est), before)
+    # (gamma |x|^2 + coef0)^3 = 1e120 < 1e150 with a poly kernel; |x|^2 = 1e140 otherwise
+    ok = X[:3].copy()
+    ok[1, :] = 0.0
+    ok[1, 0] = 1e20 if kernel == "poly" else 1e70
+    est.partial_fit(ok, y[:3])
+
+
 def test_pandas_missing_values_are_named_as_missing():
     """pd.NA in a nullable column (Int64, Float64) is a missing value, named by row and
     column like NaN; it used to be reported as non-numeric data to encode."""
