@@ -1120,8 +1120,15 @@ class BudgetClassifier:
     def save(self, path):
         """Write the fitted model to ``path`` atomically (format: docs/format.md).
 
-        A crash during ``save`` leaves any previous file at ``path`` intact. The file holds
+        The file is written under a temporary name beside ``path``, flushed to disk and
+        renamed over ``path``: a crash during ``save`` leaves any previous file at ``path``
+        intact, and a reader sees the old file or the new one, never a part. The file holds
         arrays and JSON only (no pickle), so loading it cannot run code.
+
+        ``save`` takes no lock: two processes that each load the same file, learn and save
+        it lose one update (the later rename wins). Hold
+        ``fastbudget.persist.model_lock(path)`` from ``load`` to ``save`` for such a
+        read-modify-write, as ``fastbudget update`` does.
 
         Parameters
         ----------

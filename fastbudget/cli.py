@@ -723,7 +723,11 @@ class Scaler:
             np.clip(Z, -self.clip, self.clip, out=Z)
         return Z
 
-    def save(self, model_path):
+    def save(self, model_path, model=None):
+        """Write the sidecar of ``model_path``; with ``model``, save the model too, so that
+        a failure of either leaves both files as they were: the sidecar is written and
+        flushed to disk under a temporary name first, then the model is saved (renamed over
+        its file), then the sidecar is renamed over its file."""
         path = os.fspath(model_path) + SCALER_SUFFIX
         doc = {"format": "fastbudget-scaler", "version": 1, "mode": self.mode,
                "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based,
@@ -734,6 +738,14 @@ class Scaler:
         from .persist import atomic_file
         with atomic_file(path, "w") as f:
             json.dump(doc, f)
+            if model is not None:
+                try:
+                    f.flush()
+                    os.fsync(f.fileno())
+                except OSError as exc:
+                    raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}",
+                                    path) from None
+                model.save(model_path)
         return path
 
     @classmethod
@@ -1113,11 +1125,36 @@ def _save(model, scaler, out):
     loaded gets none (one would say 'no standardisation' and silence the note of every
     later command), and an old sidecar of the file it replaces is removed."""
     if scaler.found:
-        scaler.save(out)
+        scaler.save(out, model)        # (both files change, or neither)
     else:
+        model.save(out)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.fspath(out) + SCALER_SUFFIX)
-    model.save(out)
+
+
+@contextlib.contextmanager
+def _model_locks(args, *paths):
+    """Hold the lock of every model file in ``paths`` (``persist.model_lock``, in a fixed
+    order) for a command that reads a model and writes it back, or writes one: a second
+    writer of the same file waits (saying so), or with ``--no-wait`` refuses."""
+    from .persist import ModelLockedError, model_lock
+
+    def waiting(path):
+        def on_wait(pid):
+            who = f"process {pid}" if pid else "another process"
+            note(f"fastbudget: waiting for {who} to finish writing {path} (it holds "
+                 f"{path}.lock; --no-wait refuses instead)", args.quiet)
+        return on_wait
+
+    unique = sorted({os.path.abspath(os.fspath(p)) for p in paths if p is not None})
+    with contextlib.ExitStack() as stack:
+        for path in unique:
+            try:
+                stack.enter_context(model_lock(path, wait=not args.no_wait,
+                                               on_wait=waiting(path)))
+            except ModelLockedError as exc:
+                raise CLIError(f"{exc} (--no-wait)") from None
+        yield
 
 
 def _check_every(args):
@@ -1170,14 +1207,15 @@ def cmd_train(args):
     scaler.zero_based = indexing.get("zero_based")   # decided by the reader by now
     scaler.csv = indexing.get("csv")
     model, classes = new_model(args, desc, y0)
-    t0 = time.perf_counter()
-    with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
-        n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar, where,
-                                                lambda: _save(model, scaler, out), every)
-    wall = time.perf_counter() - t0
-    return _finish(model, scaler, out, n, wall,
-                   f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop, n_saves,
-                   bad)
+    with _model_locks(args, out):
+        t0 = time.perf_counter()
+        with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
+            n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar, where,
+                                                    lambda: _save(model, scaler, out), every)
+        wall = time.perf_counter() - t0
+        return _finish(model, scaler, out, n, wall,
+                       f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop,
+                       n_saves, bad)
 
 
 def _new_model_bad_rows(args):
@@ -1203,6 +1241,11 @@ def cmd_update(args):
     out = args.model if args.output is None else args.output
     _check_output(out, "-o")
     _check_not_input(out, "-o", [("input data", args.data)])
+    with _model_locks(args, args.model, out):       # from load to the last rename
+        return _update_locked(args, every, out)
+
+
+def _update_locked(args, every, out):
     model, scaler = load_model(args.model)
     where = _Where(args)
     bad = _saved_model_bad_rows(args, model)
@@ -1730,6 +1773,9 @@ def _checkpoint_option(p):
                    help="also save the model (atomically) after every ROWS rows, at the end "
                         "of the chunk that reaches a multiple of ROWS; on SIGINT or SIGTERM the model of the last complete "
                         "chunk is saved in any case")
+    p.add_argument("--no-wait", action="store_true",
+                   help="refuse (exit status 2) instead of waiting when another fastbudget "
+                        "process is writing the model file (it holds MODEL.lock)")
 
 
 def build_parser():
