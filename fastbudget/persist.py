@@ -32,6 +32,7 @@ import zipfile
 
 import numpy as np
 
+from ._invariants import check_invariants
 from .base import BudgetClassifier, NotFittedError
 
 FORMAT_NAME = "fastbudget-model"
@@ -697,6 +698,7 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
         if check is not None:
             check(state)
         _check_engines(state, n_features)
+        check_invariants(est, state)      # (fastbudget._invariants: consistency, not layout)
         est._set_state(state)
         est._snapshot_params()
     except ModelFormatError:
