@@ -320,6 +320,17 @@ def _head_is_enough(head, comments="#"):
     return False
 
 
+def _read_compressed(read, n, name):
+    """``read(n)``; a damaged compressed stream (zlib's "Error -3 while decompressing",
+    bz2's "Invalid data stream", a truncated file) is a ``CLIError`` naming the file."""
+    import lzma
+    import zlib
+    try:
+        return read(n)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise CLIError(f"{name}: could not read or decompress the data: {exc}") from None
+
+
 def _read_head(stream, limit=65536, comments="#"):
     """The first bytes of standard input for format sniffing: up to ``limit``, but no more
     than :func:`_head_is_enough` needs once it has arrived (``read(limit)`` would wait for
@@ -330,7 +341,7 @@ def _read_head(stream, limit=65536, comments="#"):
     read = _reader(stream)
     head = b""
     while len(head) < limit and not _head_is_enough(head, comments):
-        part = read(limit - len(head))
+        part = _read_compressed(read, limit - len(head), "<stdin>")
         if not part:
             break
         head += part
@@ -369,7 +380,7 @@ def detect_format(path, fmt, comments="#"):
         return "csv", path
     stream, close, name, _ = open_source(path)
     try:
-        head = stream.read(65536) or b""
+        head = _read_compressed(stream.read, 65536, name) or b""
     finally:
         close()
     return _sniff_format(head, name), path
@@ -1337,7 +1348,9 @@ def cmd_predict(args):
     # the previous file (if any) stays as it was
     with (atomic_file(args.output, "w") if to_file else contextlib.nullcontext(sys.stdout)) \
             as out, progress(total, "predict", quiet=args.quiet) as bar:
+        n = 0
         for X, _y in chunks:
+            n += X.shape[0]
             if args.scores:
                 s = np.asarray(model.decision_function(X))
                 rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in s)
@@ -1345,6 +1358,8 @@ def cmd_predict(args):
                 rows = (_labels_fmt(v) for v in model.predict(X))
             out.write("\n".join(rows) + "\n")
             bar.update(X.shape[0])
+        if n == 0:          # (as evaluate and update refuse it; -o FILE is not written)
+            raise _no_rows(desc)
     return 0
 
 

@@ -904,3 +904,34 @@ def test_pandas_missing_values_are_named_as_missing():
     df.loc[5, "b"] = pd.NA
     with pytest.raises(ValueError, match=r"NaN or infinity \(first at row 5, column 1\)"):
         TVMClassifier(budget=10, gamma=0.5).fit(df, y)
+
+
+@pytest.mark.parametrize("kind", ["object_str", "pandas_str", "str", "int"])
+def test_unseen_label_of_any_dtype_is_the_same_value_error(kind):
+    """partial_fit with an object-dtype label array (a pandas Series of strings) holding an
+    unseen label raised AttributeError: 'str' object has no attribute 'tolist' (issue 30);
+    it is the ValueError every other label type gives, naming the label and its row, and
+    the model is unchanged."""
+    import pandas as pd
+    from fastbudget.estimators.baselines import PerceptronClassifier
+
+    X, y01 = stream(0, n=60)
+    names = np.array(["neg", "pos"])
+    if kind == "int":
+        y, new = y01, 7
+    else:
+        y, new = names[y01], "other"
+    est = PerceptronClassifier(budget=20).fit(X, y)
+    before = model_state(est)
+    y2 = list(y[:5])
+    y2[3] = new
+    if kind == "object_str":
+        y2 = np.array(y2, dtype=object)
+    elif kind == "pandas_str":
+        y2 = pd.Series(y2, dtype=object)
+    else:
+        y2 = np.array(y2)
+    with pytest.raises(ValueError, match=rf"y contains label {new!r} \(row 3\) not among the "
+                                         r"classes"):
+        est.partial_fit(X[:5], y2)
+    assert_same_state(model_state(est), before)
