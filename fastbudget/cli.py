@@ -66,6 +66,13 @@ input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk
 format is told from its first line that is not blank or a ``#`` comment, and for CSV from the
 line after it too (a header's labels), waiting for them however slowly they arrive.
 
+Concurrent writers: ``update`` (from loading the model to the rename of the last save) and
+``train -o`` (with its checkpoints) hold an exclusive lock on the model file
+(``fastbudget.persist.model_lock``: ``fcntl.flock`` on ``MODEL.lock``, removed when released).
+A second writer of the same file says that it waits for the holder's process id and waits,
+so two updates started together give the model updated by both; ``--no-wait`` refuses
+instead (exit status 2).
+
 Labels: LIBSVM labels are numbers; a CSV label column is read as text when the label of
 its first data line is not a number (UCI letter's ``T,2,8,...``; that line is then data, not
 a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. The first
