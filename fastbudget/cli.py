@@ -1423,6 +1423,13 @@ def cmd_prequential(args):
     if args.save is not None:
         _check_output(args.save, "--save")
         _check_not_input(args.save, "--save", [("input data", args.data)])
+    if args.save is None:
+        return _prequential(args)
+    with _model_locks(args, args.model, args.save):   # (--model M --save M updates M)
+        return _prequential(args)
+
+
+def _prequential(args):
     where = _Where(args)
     if args.model:
         model, scaler = load_model(args.model)
@@ -1860,6 +1867,9 @@ def build_parser():
     p.add_argument("--out", default="fastbudget-prequential", help="directory for CSV/PNG")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--save", help="save the final model here")
+    p.add_argument("--no-wait", action="store_true",
+                   help="with --save: refuse (exit status 2) instead of waiting when another "
+                        "fastbudget process is writing that model file")
     p.set_defaults(func=cmd_prequential, chunk_size=1000)
 
     p = sub.add_parser("reproduce", help="reproduce a paper table as a Markdown report")

@@ -141,14 +141,17 @@ def test_a_second_writer_waits_for_the_lock_and_says_whose_it_is(files):
     assert fastbudget.load(model).n_seen_ == fastbudget.load(d / "base.npz").n_seen_ + 300
 
 
-@pytest.mark.parametrize("command", ["update", "train"])
-def test_no_wait_refuses_while_another_process_writes(files, command):
+@pytest.mark.parametrize("command", ["update", "train", "prequential"])
+def test_no_wait_refuses_while_another_process_writes(files, command, tmp_path):
     d = files
     model = _copy_model(d, f"nowait_{command}.npz")
     before = model.read_bytes()
     with model_lock(model):
         if command == "update":
             args = ("update", model, d / "a.csv", "--no-wait")
+        elif command == "prequential":      # --model M --save M: a read-modify-write of M
+            args = ("prequential", "svincremental", d / "a.csv", "--model", model,
+                    "--save", model, "--no-plot", "--out", tmp_path / "pq", "--no-wait")
         else:
             args = ("train", "svincremental", d / "a.csv", *LEARN, "-o", model, "--no-wait")
         code, out, err = finish(start(*args))
