@@ -344,3 +344,26 @@ def _svincremental(est, state):
     L = state.get("L_")
     if L is not None and not (isinstance(L, (int, float)) and L >= 0):
         _bad(f"SV-incremental: L_ = {L!r} is not None or a non-negative number")
+
+
+@_learner("StreamSVMClassifier")
+def _streamsvm(est, state):
+    from .kernels import meb
+    ist = state.get("st_ist")
+    if not (isinstance(ist, np.ndarray) and ist.shape == (meb.IST_SIZE,)):
+        return
+    m, nbuf, seen = int(ist[meb._IST_M]), int(ist[meb._IST_NBUF]), int(ist[meb._IST_NSEEN])
+    for i, what in ((meb._IST_M, "core vectors"), (meb._IST_NBUF, "buffered points"),
+                    (meb._IST_NSKIPPED, "skipped examples")):
+        if int(ist[i]) > seen:
+            _bad(f"StreamSVM: {int(ist[i])} {what} but {seen} examples seen")
+    for key, n in (("st_sv_s", m), ("st_bufs", nbuf), ("st_Rb", None),
+                   ("st_xib", None)):
+        a = state.get(key)
+        if isinstance(a, np.ndarray):
+            part = a if n is None else a[:n]
+            if (part < 0).any():
+                _bad(f"StreamSVM: {key[3:]!r} holds a negative value")
+    y = state.get("st_bufy")
+    if isinstance(y, np.ndarray) and not np.isin(y[:nbuf], (-1.0, 1.0)).all():
+        _bad("StreamSVM: a buffered label is not -1 or +1")

@@ -620,6 +620,18 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
     ModelFormatError
         The file is damaged, foreign, inconsistent, of a newer format, or of another class.
     """
+    try:
+        return _load_model(path, expected_class, _warn_scaler)
+    except ModelFormatError as exc:
+        if str(exc).startswith("Cannot load"):
+            raise
+        _fail(path, str(exc))          # (raised while decoding: name the file too)
+    except NotImplementedError as exc:
+        # zipfile: a damaged header that names an unknown zip version or compression
+        _fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
+
+
+def _load_model(path, expected_class, _warn_scaler):
     meta, arrays = _read_members(path)
     body = {k: v for k, v in meta.items() if k != "sha256"}
     if _digest(body, arrays) != meta["sha256"]:

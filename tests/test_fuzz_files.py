@@ -25,7 +25,7 @@ import fastbudget
 from fastbudget.datasets import read_csv, read_libsvm
 from fastbudget.persist import ModelFormatError
 
-CI = settings(max_examples=100, deadline=None,
+CI = settings(max_examples=80, deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture,
                                      HealthCheck.too_slow])
 SLOW = settings(CI, max_examples=1200)
@@ -102,19 +102,25 @@ def _check_flips(models, tmp_path, name, flips):
 FLIPS = st.lists(st.tuples(st.integers(0, 2**31), st.integers(1, 255)), min_size=1, max_size=6)
 
 
-@CI
-@given(name=LEARNER, flips=FLIPS)
-def test_byte_flips(models, tmp_path, name, flips):
-    _check_flips(models, tmp_path, name, flips)
+# (the properties are closures over the fixture, so that a failure report does not print
+# the model files)
+def test_byte_flips(models, tmp_path):
+    @CI
+    @given(name=LEARNER, flips=FLIPS)
+    def prop(name, flips):
+        _check_flips(models, tmp_path, name, flips)
+    prop()
 
 
-@CI
-@given(name=LEARNER, frac=st.floats(0, 1, exclude_max=True))
-def test_truncation(models, tmp_path, name, frac):
-    raw, _, _, X = models[name]
-    path = tmp_path / "cut.npz"
-    path.write_bytes(raw[:int(frac * len(raw))])
-    assert not _load_or_refuse(path, X)
+def test_truncation(models, tmp_path):
+    @CI
+    @given(name=LEARNER, frac=st.floats(0, 1, exclude_max=True))
+    def prop(name, frac):
+        raw, _, _, X = models[name]
+        path = tmp_path / "cut.npz"
+        path.write_bytes(raw[:int(frac * len(raw))])
+        assert not _load_or_refuse(path, X)
+    prop()
 
 
 def _value(kind):
@@ -158,11 +164,6 @@ def _write_edit(models, tmp_path, name, edits, meta_edit=None):
     path = tmp_path / "edited.npz"
     write_model_file(path, meta, arrays)
     return path, X
-
-
-@st.composite
-def _both(draw, models):
-    return draw(_array_edits(models))
 
 
 def test_array_edits_with_a_valid_checksum(models, tmp_path):
@@ -261,10 +262,12 @@ def test_csv_reader_damaged_gzip(tmp_path, rows, flips):
 
 # ---------------------------------------------------------------------- longer runs
 @pytest.mark.slow
-@SLOW
-@given(name=LEARNER, flips=FLIPS)
-def test_byte_flips_long(models, tmp_path, name, flips):
-    _check_flips(models, tmp_path, name, flips)
+def test_byte_flips_long(models, tmp_path):
+    @SLOW
+    @given(name=LEARNER, flips=FLIPS)
+    def prop(name, flips):
+        _check_flips(models, tmp_path, name, flips)
+    prop()
 
 
 @pytest.mark.slow

@@ -292,13 +292,24 @@ def _learner_mutations():
     def streamsvm_counter_negative(x, a, k):
         x[0] = -1
 
+    def streamsvm_skipped_beyond_seen(x, a, k):
+        x[4] = x[2] + 3
+
+    def streamsvm_weight_negative(x, a, k):
+        n = int(a[k[:-len("sv_s")] + "ist"][0])
+        if n == 0:
+            return False
+        x[0] = -1.0
+
     muts = [each("_istate", f) for f in (istate_beyond, istate_negative, mistakes_beyond_seen)]
     muts += [each("_sv_t", arrival_in_future), each("_eslot", reservoir_slot_duplicate),
              each("twin_active", twin_inactive), each("twin_nn_idx", twin_neighbour_self),
              each("twin_nn2_idx", twin_neighbour_out_of_range),
              each("twin_s_pos", twin_weight_negative),
              each("work_cnt", span_counter_negative), each("work_cnt", span_swaps_beyond_seen),
-             each("st_ist", streamsvm_counter_negative)]
+             each("st_ist", streamsvm_counter_negative),
+             each("st_ist", streamsvm_skipped_beyond_seen),
+             each("st_sv_s", streamsvm_weight_negative)]
 
     def scalar(name, value):
         def edit(a, s):
