@@ -199,6 +199,13 @@ def _check_kernel_range(X, name="X", spec=None):
     return X
 
 
+def _row_kernel_ok(est, sq):
+    """``_poly_bound_ok`` for one row of ``est`` (cheap unless its kernel is polynomial)."""
+    if est.__dict__.get("kernel") != "poly":
+        return sq <= KERNEL_LIMIT
+    return _poly_bound_ok(est._kernel_spec(None), sq)
+
+
 def _poly_bound_ok(spec, sq):
     """Whether one row of squared norm ``sq`` passes ``_check_kernel_range`` for ``spec``."""
     if not sq <= KERNEL_LIMIT:
@@ -874,7 +881,7 @@ class BudgetClassifier:
                 or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
                 or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
                 or not 0.0 <= sample_weight < np.inf
-                or not _poly_bound_ok(self._kernel_spec(None), sq_norm(x))):
+                or not _row_kernel_ok(self, sq_norm(x))):
             return None
         # (the squared norm is finite iff every value is and the squares do not overflow,
         # which the general validation refuses too; compiled, it warns of no overflow, and
