@@ -1259,7 +1259,10 @@ def cmd_update(args):
     out = args.model if args.output is None else args.output
     _check_output(out, "-o")
     _check_not_input(out, "-o", [("input data", args.data)])
-    with _model_locks(args, args.model, out):       # from load to the last rename
+    # (the file written is locked, from loading the model to the last rename; a model read
+    # from elsewhere needs no lock: a save replaces it atomically, and its directory may be
+    # read-only)
+    with _model_locks(args, out):
         return _update_locked(args, every, out)
 
 
@@ -1425,7 +1428,7 @@ def cmd_prequential(args):
         _check_not_input(args.save, "--save", [("input data", args.data)])
     if args.save is None:
         return _prequential(args)
-    with _model_locks(args, args.model, args.save):   # (--model M --save M updates M)
+    with _model_locks(args, args.save):         # (--model M --save M updates M)
         return _prequential(args)
 
 
