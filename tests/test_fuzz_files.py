@@ -11,7 +11,6 @@ bounded (``max_examples``); ``-m slow`` runs the same properties 20 times longer
 import gzip
 import io
 import json
-import os
 import warnings
 
 import numpy as np
