@@ -158,10 +158,20 @@ def check_array(X, *, name="X", allow_empty=False):
     return arr
 
 
-def _check_kernel_range(X, name="X"):
+# Largest value a row's kernel with itself may reach (and, for RBF and linear kernels, its
+# squared norm): by Cauchy-Schwarz |K(x, z)| <= max(K(x, x), K(z, z)) for the linear and the
+# polynomial kernel (|gamma <x, z> + coef0| <= gamma |x| |z| + |coef0|), so the kernel values
+# between accepted rows, and the products of two of them that the solvers form, stay finite.
+KERNEL_LIMIT = 1e150
+
+
+def _check_kernel_range(X, name="X", spec=None):
     """``X`` (validated by ``check_array``) unless a row's squared norm overflows float64
-    (values beyond about 1e154): a kernel of such a row is infinite or NaN and would
-    poison the model. Raises ``ValueError`` saying to rescale."""
+    (values beyond about 1e154) or exceeds ``KERNEL_LIMIT``, or, for ``spec = (kernel,
+    gamma, degree, coef0)`` of a polynomial kernel, unless a row's kernel bound
+    ``(gamma |x|^2 + |coef0|)^degree`` exceeds ``KERNEL_LIMIT``: a kernel of such a row is
+    infinite or NaN (or its products are) and would poison the model. Raises ``ValueError``
+    saying to rescale."""
     with np.errstate(over="ignore"):
         sq = np.einsum("ij,ij->i", X, X)
     if not np.isfinite(sq).all():
@@ -170,7 +180,45 @@ def _check_kernel_range(X, name="X"):
             f"{name} has values too large for a kernel (row {i}: its squared norm overflows "
             f"float64; largest |value| {np.abs(X[i]).max():.3g}). Rescale the features, e.g. "
             "standardise them.")
+    what = "its squared norm"
+    bound = sq
+    if spec is not None and spec[0] == "poly":
+        kernel, gamma, degree, coef0 = spec
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = (gamma * sq + abs(coef0)) ** degree
+        what = f"its polynomial kernel bound (gamma |x|^2 + |coef0|)^degree"
+    bad = ~(bound <= KERNEL_LIMIT)
+    if bad.any():
+        i = int(np.argmax(bad))
+        hint = " (or lower gamma, coef0 or degree)" if bound is not sq else ""
+        raise ValueError(
+            f"{name} has values too large for a kernel (row {i}: {what} is {bound[i]:.3g}, "
+            f"beyond {KERNEL_LIMIT:.0e}, so kernel values would overflow float64; largest "
+            f"|value| {np.abs(X[i]).max():.3g}). Rescale the features, e.g. standardise "
+            f"them{hint}.")
     return X
+
+
+def _row_kernel_ok(est, sq):
+    """``_poly_bound_ok`` for one row of ``est`` (cheap unless its kernel is polynomial)."""
+    if est.__dict__.get("kernel") != "poly":
+        return sq <= KERNEL_LIMIT
+    return _poly_bound_ok(est._kernel_spec(None), sq)
+
+
+def _poly_bound_ok(spec, sq):
+    """Whether one row of squared norm ``sq`` passes ``_check_kernel_range`` for ``spec``."""
+    if not sq <= KERNEL_LIMIT:
+        return False
+    if spec is None or spec[0] != "poly":
+        return True
+    _, gamma, degree, coef0 = spec
+    if gamma is None:
+        return False
+    try:
+        return (gamma * sq + abs(coef0)) ** degree <= KERNEL_LIMIT
+    except OverflowError:
+        return False
 
 
 def _sv_by_class(idx, positive):
@@ -542,10 +590,37 @@ class BudgetClassifier:
         """Predicted label of a single example, given as ``learn_one`` takes it."""
         return self.predict(self._one_example(x))[0]
 
+    def _kernel_spec(self, X, fresh=False):
+        """``(kernel, gamma, degree, coef0)`` of this learner for ``_check_kernel_range``,
+        with gamma as the learner resolved it (``gamma_``; not when ``fresh``, a new model),
+        else as it would resolve it on the chunk ``X`` (gamma None when ``X`` is None); None
+        without a kernel parameter."""
+        kernel = self.__dict__.get("kernel")
+        if not isinstance(kernel, str):
+            return None
+        try:
+            if fresh:
+                raise AttributeError("gamma_")
+            gamma = float(self.gamma_)
+        except Exception:
+            gamma = None
+            if X is not None:
+                from .engine import resolve_gamma
+                try:
+                    gamma = float(resolve_gamma(self.gamma, X))
+                except (TypeError, ValueError):
+                    return None      # a bad gamma: the parameter checks say so
+        try:
+            return (kernel, gamma, float(self.__dict__.get("degree", 3)),
+                    float(self.__dict__.get("coef0", 0.0)))
+        except (TypeError, ValueError):
+            return None
+
     def _check_X_predict(self, X):
         self._check_fitted()
         self._check_X_names(X)
-        X = _check_kernel_range(check_array(X))
+        X = check_array(X)
+        X = _check_kernel_range(X, spec=self._kernel_spec(X))
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -735,7 +810,8 @@ class BudgetClassifier:
         if not reset:
             self._check_params_kept()
             self._check_X_names(X)
-        X = _check_kernel_range(check_array(X))
+        X = check_array(X)
+        X = _check_kernel_range(X, spec=self._kernel_spec(X, fresh=reset))
         y = _check_y(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match.")
@@ -779,7 +855,7 @@ class BudgetClassifier:
             unseen = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
         if unseen.any():
             raise ValueError(
-                f"y contains label {y[unseen][0].tolist()!r} (row {int(np.argmax(unseen))}) not among the "
+                f"y contains label {_plain(y[unseen][:1].tolist())[0]!r} (row {int(np.argmax(unseen))}) not among the "
                 f"classes {cls.tolist()}; pass all labels with classes= on the first partial_fit."
             )
         return X, self._encode_y(y, cls), cls
@@ -804,7 +880,8 @@ class BudgetClassifier:
                 or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
                 or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
                 or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
-                or not 0.0 <= sample_weight < np.inf or not math.isfinite(sq_norm(x))):
+                or not 0.0 <= sample_weight < np.inf
+                or not _row_kernel_ok(self, sq_norm(x))):
             return None
         # (the squared norm is finite iff every value is and the squares do not overflow,
         # which the general validation refuses too; compiled, it warns of no overflow, and
@@ -1050,8 +1127,15 @@ class BudgetClassifier:
     def save(self, path):
         """Write the fitted model to ``path`` atomically (format: docs/format.md).
 
-        A crash during ``save`` leaves any previous file at ``path`` intact. The file holds
+        The file is written under a temporary name beside ``path``, flushed to disk and
+        renamed over ``path``: a crash during ``save`` leaves any previous file at ``path``
+        intact, and a reader sees the old file or the new one, never a part. The file holds
         arrays and JSON only (no pickle), so loading it cannot run code.
+
+        ``save`` takes no lock: two processes that each load the same file, learn and save
+        it lose one update (the later rename wins). Hold
+        ``fastbudget.persist.model_lock(path)`` from ``load`` to ``save`` for such a
+        read-modify-write, as ``fastbudget update`` does.
 
         Parameters
         ----------

@@ -66,6 +66,13 @@ input is read as rows arrive, so ``tail -f feed | fastbudget train tvm - --chunk
 format is told from its first line that is not blank or a ``#`` comment, and for CSV from the
 line after it too (a header's labels), waiting for them however slowly they arrive.
 
+Concurrent writers: ``update`` (from loading the model to the rename of the last save) and
+``train -o`` (with its checkpoints) hold an exclusive lock on the model file
+(``fastbudget.persist.model_lock``: ``fcntl.flock`` on ``MODEL.lock``, removed when released).
+A second writer of the same file says that it waits for the holder's process id and waits,
+so two updates started together give the model updated by both; ``--no-wait`` refuses
+instead (exit status 2).
+
 Labels: LIBSVM labels are numbers; a CSV label column is read as text when the label of
 its first data line is not a number (UCI letter's ``T,2,8,...``; that line is then data, not
 a header), and as the saved model's labels by ``predict``/``evaluate``/``update``. The first
@@ -320,6 +327,17 @@ def _head_is_enough(head, comments="#"):
     return False
 
 
+def _read_compressed(read, n, name):
+    """``read(n)``; a damaged compressed stream (zlib's "Error -3 while decompressing",
+    bz2's "Invalid data stream", a truncated file) is a ``CLIError`` naming the file."""
+    import lzma
+    import zlib
+    try:
+        return read(n)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise CLIError(f"{name}: could not read or decompress the data: {exc}") from None
+
+
 def _read_head(stream, limit=65536, comments="#"):
     """The first bytes of standard input for format sniffing: up to ``limit``, but no more
     than :func:`_head_is_enough` needs once it has arrived (``read(limit)`` would wait for
@@ -330,7 +348,7 @@ def _read_head(stream, limit=65536, comments="#"):
     read = _reader(stream)
     head = b""
     while len(head) < limit and not _head_is_enough(head, comments):
-        part = read(limit - len(head))
+        part = _read_compressed(read, limit - len(head), "<stdin>")
         if not part:
             break
         head += part
@@ -369,7 +387,7 @@ def detect_format(path, fmt, comments="#"):
         return "csv", path
     stream, close, name, _ = open_source(path)
     try:
-        head = stream.read(65536) or b""
+        head = _read_compressed(stream.read, 65536, name) or b""
     finally:
         close()
     return _sniff_format(head, name), path
@@ -723,7 +741,11 @@ class Scaler:
             np.clip(Z, -self.clip, self.clip, out=Z)
         return Z
 
-    def save(self, model_path):
+    def save(self, model_path, model=None):
+        """Write the sidecar of ``model_path``; with ``model``, save the model too, so that
+        a failure of either leaves both files as they were: the sidecar is written and
+        flushed to disk under a temporary name first, then the model is saved (renamed over
+        its file), then the sidecar is renamed over its file."""
         path = os.fspath(model_path) + SCALER_SUFFIX
         doc = {"format": "fastbudget-scaler", "version": 1, "mode": self.mode,
                "n_rows": self.n_rows, "clip": self.clip, "libsvm_zero_based": self.zero_based,
@@ -734,6 +756,14 @@ class Scaler:
         from .persist import atomic_file
         with atomic_file(path, "w") as f:
             json.dump(doc, f)
+            if model is not None:
+                try:
+                    f.flush()
+                    os.fsync(f.fileno())
+                except OSError as exc:
+                    raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}",
+                                    path) from None
+                model.save(model_path)
         return path
 
     @classmethod
@@ -1127,11 +1157,36 @@ def _save(model, scaler, out):
     loaded gets none (one would say 'no standardisation' and silence the note of every
     later command), and an old sidecar of the file it replaces is removed."""
     if scaler.found:
-        scaler.save(out)
+        scaler.save(out, model)        # (both files change, or neither)
     else:
+        model.save(out)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.fspath(out) + SCALER_SUFFIX)
-    model.save(out)
+
+
+@contextlib.contextmanager
+def _model_locks(args, *paths):
+    """Hold the lock of every model file in ``paths`` (``persist.model_lock``, in a fixed
+    order) for a command that reads a model and writes it back, or writes one: a second
+    writer of the same file waits (saying so), or with ``--no-wait`` refuses."""
+    from .persist import ModelLockedError, model_lock
+
+    def waiting(path):
+        def on_wait(pid):
+            who = f"process {pid}" if pid else "another process"
+            note(f"fastbudget: waiting for {who} to finish writing {path} (it holds "
+                 f"{path}.lock; --no-wait refuses instead)", args.quiet)
+        return on_wait
+
+    unique = sorted({os.path.abspath(os.fspath(p)) for p in paths if p is not None})
+    with contextlib.ExitStack() as stack:
+        for path in unique:
+            try:
+                stack.enter_context(model_lock(path, wait=not args.no_wait,
+                                               on_wait=waiting(path)))
+            except ModelLockedError as exc:
+                raise CLIError(f"{exc} (--no-wait)") from None
+        yield
 
 
 def _check_every(args):
@@ -1187,14 +1242,15 @@ def cmd_train(args):
     scaler.zero_based = indexing.get("zero_based")   # decided by the reader by now
     scaler.csv = indexing.get("csv")
     model, classes = new_model(args, desc, y0)
-    t0 = time.perf_counter()
-    with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
-        n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar, where,
-                                                lambda: _save(model, scaler, out), every)
-    wall = time.perf_counter() - t0
-    return _finish(model, scaler, out, n, wall,
-                   f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop, n_saves,
-                   bad)
+    with _model_locks(args, out):
+        t0 = time.perf_counter()
+        with progress(total, f"train {args.learner}", quiet=args.quiet) as bar:
+            n, t_fit, stop, n_saves = _learn_stream(model, chunks, classes, bar, where,
+                                                    lambda: _save(model, scaler, out), every)
+        wall = time.perf_counter() - t0
+        return _finish(model, scaler, out, n, wall,
+                       f"trained {type(model).__name__} ({args.learner})", X0.shape[1], stop,
+                       n_saves, bad)
 
 
 def _new_model_bad_rows(args):
@@ -1220,6 +1276,14 @@ def cmd_update(args):
     out = args.model if args.output is None else args.output
     _check_output(out, "-o")
     _check_not_input(out, "-o", [("input data", args.data)])
+    # (the file written is locked, from loading the model to the last rename; a model read
+    # from elsewhere needs no lock: a save replaces it atomically, and its directory may be
+    # read-only)
+    with _model_locks(args, out):
+        return _update_locked(args, every, out)
+
+
+def _update_locked(args, every, out):
     model, scaler = load_model(args.model)
     where = _Where(args)
     bad = _saved_model_bad_rows(args, model)
@@ -1314,7 +1378,9 @@ def cmd_predict(args):
     # the previous file (if any) stays as it was
     with (atomic_file(args.output, "w") if to_file else contextlib.nullcontext(sys.stdout)) \
             as out, progress(total, "predict", quiet=args.quiet) as bar:
+        n = 0
         for X, _y in chunks:
+            n += X.shape[0]
             if args.scores:
                 s = np.asarray(model.decision_function(X))
                 rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in s)
@@ -1322,6 +1388,8 @@ def cmd_predict(args):
                 rows = (_labels_fmt(v) for v in model.predict(X))
             out.write("\n".join(rows) + "\n")
             bar.update(X.shape[0])
+        if n == 0:          # (as evaluate and update refuse it; -o FILE is not written)
+            raise _no_rows(desc)
     return 0
 
 
@@ -1411,6 +1479,13 @@ def cmd_prequential(args):
     if args.save is not None:
         _check_output(args.save, "--save")
         _check_not_input(args.save, "--save", [("input data", args.data)])
+    if args.save is None:
+        return _prequential(args)
+    with _model_locks(args, args.save):         # (--model M --save M updates M)
+        return _prequential(args)
+
+
+def _prequential(args):
     where = _Where(args)
     if args.model:
         model, scaler = load_model(args.model)
@@ -1783,6 +1858,9 @@ def _checkpoint_option(p):
                    help="also save the model (atomically) after every ROWS rows, at the end "
                         "of the chunk that reaches a multiple of ROWS; on SIGINT or SIGTERM the model of the last complete "
                         "chunk is saved in any case")
+    p.add_argument("--no-wait", action="store_true",
+                   help="refuse (exit status 2) instead of waiting when another fastbudget "
+                        "process is writing the model file (it holds MODEL.lock)")
 
 
 def _cluster_options(p):
@@ -1869,6 +1947,9 @@ def build_parser():
     p.add_argument("--out", default="fastbudget-prequential", help="directory for CSV/PNG")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--save", help="save the final model here")
+    p.add_argument("--no-wait", action="store_true",
+                   help="with --save: refuse (exit status 2) instead of waiting when another "
+                        "fastbudget process is writing that model file")
     p.set_defaults(func=cmd_prequential, chunk_size=1000)
 
     p = sub.add_parser("reproduce", help="reproduce a paper table as a Markdown report")

@@ -123,6 +123,13 @@ class OneVsRestClassifier(BudgetClassifier):
         return bool(getattr(self.estimator, "_poor_score", False))
 
     # ------------------------------------------------------------------ learning
+    def _kernel_spec(self, X, fresh=False):
+        ests = self.__dict__.get("estimators_")
+        if not fresh and ests and ests[0].__sklearn_is_fitted__():
+            return ests[0]._kernel_spec(X)
+        est = self.__dict__.get("estimator")
+        return est._kernel_spec(X, fresh=True) if isinstance(est, BudgetClassifier) else None
+
     def _check_Xy(self, X, y, classes=None, reset=False):
         X, y_idx, cls = super()._check_Xy(X, y, classes=classes, reset=reset)
         if reset:

@@ -29,6 +29,7 @@ import tempfile
 
 import numpy as np
 
+from ._invariants import check_invariants
 from ._modelfile import (ALLOWED_KINDS as _ALLOWED_KINDS, FORMAT_NAME, FORMAT_VERSION,
                          METADATA_KEY, NAME_RE as _NAME_RE, ModelFormatError, check_base,
                          check_checksum, check_state_values, decode_value, digest as _digest,
@@ -274,12 +275,18 @@ def atomic_file(path, mode="wb"):
     except OSError as exc:
         raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}", path) from None
     try:
-        with os.fdopen(fd, mode) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, _file_mode(path))
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, mode) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, _file_mode(path))
+            os.replace(tmp, path)
+        except OSError as exc:
+            if exc.filename is not None or exc.errno is None:
+                raise
+            # a failed write (ENOSPC: disk full, EDQUOT, EIO) names the file it was for
+            raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}", path) from None
     except BaseException:
         try:
             os.unlink(tmp)
@@ -294,6 +301,110 @@ def atomic_file(path, mode="wb"):
             os.close(dfd)
     except OSError:
         pass
+
+
+#: ``model_lock`` locks ``<model><LOCK_SUFFIX>``, a file beside the model.
+LOCK_SUFFIX = ".lock"
+
+
+class ModelLockedError(RuntimeError):
+    """Another process holds the lock of a model file (``model_lock(..., wait=False)``)."""
+
+
+def _lock_holder(fd):
+    """The process id the holder of a lock file wrote in it (None when unknown)."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        return int(text) if text.isdigit() else None
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def model_lock(path, *, wait=True, on_wait=None):
+    """Hold an exclusive lock on the model file ``path`` (a context manager).
+
+    ``save`` replaces a file atomically but takes no lock: two processes that each load
+    a model, learn and save it lose one of the two updates (the second rename wins). Run
+    such a read-modify-write under this lock (the command line's ``update`` and ``train``
+    do)::
+
+        with fastbudget.persist.model_lock("m.npz"):
+            model = fastbudget.load("m.npz")
+            model.partial_fit(X, y)
+            model.save("m.npz")
+
+    The lock is ``fcntl.flock`` on ``<path>.lock``, created beside the model (it holds the
+    holder's process id) and removed on release; it is advisory, so it protects only
+    against writers that take it too. On a system without ``fcntl`` (Windows) it does
+    nothing. The lock is released when the process ends, also by a crash.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model file (which need not exist yet).
+    wait : bool, default True
+        Wait for another holder to release the lock; False raises ``ModelLockedError`` at
+        once instead.
+    on_wait : callable, optional
+        Called once as ``on_wait(pid)`` before waiting (``pid`` the holder's process id,
+        or None when unknown), e.g. to print a message.
+
+    Raises
+    ------
+    ModelLockedError
+        ``wait=False`` and another process holds the lock.
+    """
+    try:
+        import fcntl
+    except ImportError:         # no flock: no lock (documented)
+        yield
+        return
+    lock_path = os.fsdecode(os.fspath(path)) + LOCK_SUFFIX
+    told = False
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise type(exc)(exc.errno, f"cannot create the lock file {lock_path!r}: "
+                                       f"{exc.strerror}", lock_path) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = _lock_holder(fd)
+                if not wait:
+                    raise ModelLockedError(
+                        f"{os.fspath(path)!r} is locked by another process"
+                        + (f" (pid {pid})" if pid else "") + f" that is writing it (lock "
+                        f"file {lock_path!r}); try again when it has finished.") from None
+                if on_wait is not None and not told:
+                    on_wait(pid)
+                    told = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            # the holder before us removes the file before it releases it: a lock on a
+            # removed file (or one another process has since created anew) is no lock
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(lock_path))
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+        except BaseException:
+            os.close(fd)
+            raise
+        break
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        try:
+            os.unlink(lock_path)
+        except OSError:
+            pass
+        os.close(fd)        # (releases the lock)
 
 
 def save_model(est, path):
@@ -377,6 +488,18 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
     ModelFormatError
         The file is damaged, foreign, inconsistent, of a newer format, or of another class.
     """
+    try:
+        return _load_model(path, expected_class, _warn_scaler)
+    except ModelFormatError as exc:
+        if str(exc).startswith("Cannot load"):
+            raise
+        _fail(path, str(exc))          # (raised while decoding: name the file too)
+    except NotImplementedError as exc:
+        # zipfile: a damaged header that names an unknown zip version or compression
+        _fail(path, f"not a fastbudget model file (not a valid .npz archive: {exc}).")
+
+
+def _load_model(path, expected_class, _warn_scaler):
     meta, arrays = _read_members(path, limit=_state_limit)
     check_checksum(path, meta, arrays)
     cls = _lookup_class(meta["class"])
@@ -411,6 +534,7 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
         if check is not None:
             check(state)
         _check_engines(state, n_features)
+        check_invariants(est, state)      # (fastbudget._invariants: consistency, not layout)
         est._set_state(state)
         est._snapshot_params()
     except ModelFormatError:

@@ -358,3 +358,121 @@ def test_quoted_fields_are_refused_with_a_message(tmp_path):
     run("train", "perceptron", path, "--label-column", "label", "--gamma", 1,
         "-o", tmp_path / "m.npz")
     assert fastbudget.load(tmp_path / "m.npz").classes_.tolist() == ["no", "yes"]
+
+
+# ----------------------------------------------------------------------------- issue 30
+def test_corrupt_gzip_names_the_file(small, tmp_path):
+    """One flipped byte inside a .gz gave "unexpected error: Error -3 while decompressing
+    data ... please report it" without the file; now one line naming the file, for a
+    name that says gzip and for one sniffed from the content."""
+    import gzip
+    d, X, y = small
+    raw = bytearray(gzip.compress(((d / "a.csv").read_text() * 20).encode()))
+    raw[len(raw) // 2] ^= 0xFF
+    for name in ("bad.csv.gz", "bad.data"):
+        (tmp_path / name).write_bytes(bytes(raw))
+        for args in (("train", "perceptron", tmp_path / name, "-o", tmp_path / "m.npz"),
+                     ("predict", d / "m.npz", tmp_path / name),
+                     ("evaluate", d / "m.npz", tmp_path / name)):
+            line = error_line(*args)
+            assert f"{name}: could not read or decompress the data" in line, line
+            assert "please report" not in line and "unexpected" not in line
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_libsvm_index_beyond_the_inferred_bound_names_its_line(tmp_path):
+    """'+1 1:0.5 1000000000000:0.3' tried to allocate a chunk of 10^12 columns (71 PiB);
+    an inferred width beyond 10^6 features is refused naming the line, for a file (first
+    pass) and for standard input (first chunk); --n-features still reads wider data."""
+    from fastbudget.datasets.readers import MAX_INFERRED_FEATURES
+    text = "+1 1:0.5 2:0.1\n-1 1:0.2 2:0.3\n+1 1:0.5 1000000000000:0.3\n-1 1:0.1\n"
+    (tmp_path / "huge.svm").write_text(text)
+    line = error_line("train", "perceptron", tmp_path / "huge.svm", "-o", tmp_path / "m.npz")
+    assert "huge.svm, line 3: feature index 1000000000000" in line
+    assert f"{MAX_INFERRED_FEATURES:,} features" in line and "--n-features" in line
+    line = error_line("train", "perceptron", "-", "--format", "libsvm", "-o",
+                      tmp_path / "m.npz", stdin=text.encode())
+    assert "<stdin>, line 3: feature index 1000000000000" in line
+    # the bound itself is read (one-based index 10^6: 10^6 features)
+    edge = f"+1 1:0.5\n-1 {MAX_INFERRED_FEATURES}:0.3\n"
+    (tmp_path / "edge.svm").write_text(edge)
+    run("train", "perceptron", tmp_path / "edge.svm", "--standardize", "none", "-q",
+        "--chunk-size", "2", "-o", tmp_path / "e.npz")
+    assert fastbudget.load(tmp_path / "e.npz").n_features_in_ == MAX_INFERRED_FEATURES
+    (tmp_path / "over.svm").write_text(f"+1 1:0.5\n-1 {MAX_INFERRED_FEATURES + 1}:0.3\n")
+    line = error_line("train", "perceptron", tmp_path / "over.svm", "-o", tmp_path / "m.npz")
+    assert "over.svm, line 2:" in line
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_predict_on_an_empty_file_refuses(small, tmp_path):
+    d, X, y = small
+    for text in ("", "x0,x1,label\n", "# nothing\n\n"):
+        (tmp_path / "e.csv").write_text(text)
+        line = error_line("predict", d / "m.npz", tmp_path / "e.csv", "-o", tmp_path / "p.txt")
+        assert "holds no data rows" in line
+        assert not (tmp_path / "p.txt").exists()
+        code, out, err = run("predict", d / "m.npz", tmp_path / "e.csv", ok=False)
+        assert code == 2 and out == ""
+
+
+def _fail_writes(monkeypatch, after=0):
+    """np.savez (the model's writer) raises ENOSPC, as on a full disk, after ``after``
+    successful calls."""
+    import errno
+    calls = []
+    real = np.savez
+
+    def savez(*a, **k):
+        calls.append(1)
+        if len(calls) > after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(*a, **k)
+    monkeypatch.setattr(np, "savez", savez)
+
+
+def _main(capsys, *args):
+    from fastbudget.cli import main
+    code = main([str(a) for a in args])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_failed_train_o_leaves_no_scaler_without_its_model(small, tmp_path, monkeypatch,
+                                                           capsys, existing):
+    """A disk that fills while 'train -o' saves: the error names the model file (it said
+    only '[Errno 28] No space left on device'), and the model file and its scaler sidecar
+    are both as they were (none for a new path; the old pair for an existing one), where
+    the sidecar used to be written first and left without its model. No temporary file
+    stays behind."""
+    d, X, y = small
+    out = tmp_path / "m.npz"
+    if existing:
+        run("train", "perceptron", d / "a.csv", "-o", out, "-q")
+        before = out.read_bytes(), (tmp_path / "m.npz.scaler.json").read_bytes()
+    _fail_writes(monkeypatch)
+    code, err = _main(capsys, "train", "perceptron", d / "a.csv", "--warmup-rows", "50",
+                      "-o", out, "-q")
+    assert code == 2
+    assert f"cannot write {str(out)!r}: No space left on device" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    if existing:
+        assert (out.read_bytes(), (tmp_path / "m.npz.scaler.json").read_bytes()) == before
+    else:
+        assert sorted(os.listdir(tmp_path)) == []
+    assert not [f for f in os.listdir(tmp_path) if f.endswith((".tmp", ".lock"))]
+
+
+def test_failed_checkpoint_leaves_the_previous_pair(small, tmp_path, monkeypatch, capsys):
+    """--checkpoint-every: the first checkpoint is saved, the second fails (disk full):
+    the model and sidecar on disk are the first checkpoint's, consistent."""
+    d, X, y = small
+    out = tmp_path / "m.npz"
+    _fail_writes(monkeypatch, after=1)
+    code, err = _main(capsys, "train", "perceptron", d / "a.csv", "--chunk-size", "100",
+                      "--checkpoint-every", "100", "--standardize", "none", "-o", out, "-q")
+    assert code == 2 and "No space left on device" in err and str(out) in err
+    monkeypatch.undo()
+    m = fastbudget.load(out)
+    assert m.n_features_in_ == 2
+    assert json.loads((tmp_path / "m.npz.scaler.json").read_text())["mode"] == "none"

@@ -848,6 +848,47 @@ def test_values_whose_squares_overflow_are_refused(id_, factory):
     assert_same_state(model_state(est), before)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def test_rows_whose_kernel_overflows_are_refused(id_, factory, kernel):
+    """A row whose kernel values overflow float64 is refused as a NaN row is (issue 30):
+    with a polynomial kernel and gamma=1 a row [1e60, 1e60] has K(x, x) = (2e120)^3 = inf
+    (IncrementalSVC used to learn it and then hold inf in its kernel cache, so save refused
+    the model); with any kernel a row of squared norm beyond 1e150 makes products of kernel
+    values overflow. partial_fit, learn_one and prediction refuse them naming the row, and
+    the model is unchanged. A row just inside the limit is learned."""
+    est = factory()
+    inner = est.estimator if isinstance(est, OneVsRestClassifier) else est
+    if "kernel" not in inner._get_param_names():
+        pytest.skip("no kernel parameter")
+    params = {"kernel": kernel}
+    if kernel == "poly":
+        params.update(gamma=1.0, degree=3, coef0=1.0)
+    try:
+        inner.set_params(**params)
+        est, X, y = _fitted(lambda: est)
+    except ValueError as exc:           # a learner without this kernel (StreamSVM linear)
+        pytest.skip(f"{kernel} not supported: {exc}")
+    before = model_state(est)
+    big = X[:3].copy()
+    big[1, :] = 0.0
+    big[1, :2] = 1e60 if kernel == "poly" else 1e80
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"too large for a kernel \(row 1: .*Rescale"):
+            est.partial_fit(big, y[:3])
+        with pytest.raises(ValueError, match="too large for a kernel"):
+            est.learn_one(big[1], y[1].item())
+        with pytest.raises(ValueError, match="too large for a kernel"):
+            est.predict(big)
+    assert_same_state(model_state(est), before)
+    # (gamma |x|^2 + coef0)^3 = 1e120 < 1e150 with a poly kernel; |x|^2 = 1e140 otherwise
+    ok = X[:3].copy()
+    ok[1, :] = 0.0
+    ok[1, 0] = 1e20 if kernel == "poly" else 1e70
+    est.partial_fit(ok, y[:3])
+
+
 def test_pandas_missing_values_are_named_as_missing():
     """pd.NA in a nullable column (Int64, Float64) is a missing value, named by row and
     column like NaN; it used to be reported as non-numeric data to encode."""
@@ -863,3 +904,34 @@ def test_pandas_missing_values_are_named_as_missing():
     df.loc[5, "b"] = pd.NA
     with pytest.raises(ValueError, match=r"NaN or infinity \(first at row 5, column 1\)"):
         TVMClassifier(budget=10, gamma=0.5).fit(df, y)
+
+
+@pytest.mark.parametrize("kind", ["object_str", "pandas_str", "str", "int"])
+def test_unseen_label_of_any_dtype_is_the_same_value_error(kind):
+    """partial_fit with an object-dtype label array (a pandas Series of strings) holding an
+    unseen label raised AttributeError: 'str' object has no attribute 'tolist' (issue 30);
+    it is the ValueError every other label type gives, naming the label and its row, and
+    the model is unchanged."""
+    import pandas as pd
+    from fastbudget.estimators.baselines import PerceptronClassifier
+
+    X, y01 = stream(0, n=60)
+    names = np.array(["neg", "pos"])
+    if kind == "int":
+        y, new = y01, 7
+    else:
+        y, new = names[y01], "other"
+    est = PerceptronClassifier(budget=20).fit(X, y)
+    before = model_state(est)
+    y2 = list(y[:5])
+    y2[3] = new
+    if kind == "object_str":
+        y2 = np.array(y2, dtype=object)
+    elif kind == "pandas_str":
+        y2 = pd.Series(y2, dtype=object)
+    else:
+        y2 = np.array(y2)
+    with pytest.raises(ValueError, match=rf"y contains label {new!r} \(row 3\) not among the "
+                                         r"classes"):
+        est.partial_fit(X[:5], y2)
+    assert_same_state(model_state(est), before)

@@ -11,6 +11,7 @@ import lzma
 import os
 import stat
 import sys
+import zlib
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _UNSUPPORTED_MAGIC = (
@@ -237,7 +238,8 @@ def line_blocks(stream, name="<input>", block_bytes=None):
     while True:
         try:
             raw = read(nb)
-        except (OSError, EOFError, lzma.LZMAError) as exc:
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+            # (a damaged gzip stream raises zlib.error, which is none of the others)
             raise ValueError(f"{name}: could not read or decompress the data: {exc}") from exc
         if isinstance(raw, str):
             raw = raw.encode("utf-8")

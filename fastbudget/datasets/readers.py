@@ -264,7 +264,9 @@ def read_libsvm(path_or_file, n_features=None, chunk_size=10000, zero_based="aut
           (the first ``chunk_size`` data lines), and a later line with a larger index raises a
           ``ValueError`` asking for ``n_features``.
 
-        Indices beyond ``n_features`` raise ``ValueError``.
+        Indices beyond ``n_features`` raise ``ValueError``. Inferred, it is at most
+        ``MAX_INFERRED_FEATURES`` (10^6): a larger index raises ``ValueError`` naming its
+        line (the chunks are dense; pass ``n_features`` for wider data).
     chunk_size : int, default=10000
         Maximum number of rows per chunk.
     zero_based : bool or 'auto', default='auto'
@@ -329,6 +331,37 @@ def _check_row_lines(row_lines):
                         f"{type(row_lines).__name__}.")
 
 
+#: The largest number of features ``read_libsvm`` infers from the indices of a file
+#: (``n_features=None``): chunks are dense, so a line such as ``+1 1:0.5 1000000000000:0.3``
+#: would otherwise ask for a chunk of 10^12 columns (71 PiB). A file with a larger index is
+#: refused naming its line; pass ``n_features`` when the data really has more features.
+MAX_INFERRED_FEATURES = 1_000_000
+
+
+def _index_beyond(blocks, bound, offset, name):
+    """``ValueError`` naming the first line of ``blocks`` (``(buf, pos, end)``, as the
+    parser takes them) holding a feature index beyond ``bound`` features."""
+    line = 0
+    for buf, pos, end in blocks:
+        line_no = line + buf.count(b"\n", 0, pos)
+        for text in buf[pos:end].split(b"\n"):
+            line_no += 1
+            body = text.split(b"#", 1)[0].split()
+            for tok in body[1:]:
+                idx = tok.split(b":", 1)[0]
+                if idx.isdigit() and int(idx) + 1 - offset > bound:
+                    return ValueError(
+                        f"{name}, line {line_no}: feature index {int(idx)} in "
+                        f"{tok.decode('ascii', 'replace')!r} is beyond the "
+                        f"{MAX_INFERRED_FEATURES:,} features read_libsvm infers at most (dense "
+                        f"chunks of that width would not fit in memory); pass n_features "
+                        f"(--n-features on the command line) if the data really has that many "
+                        f"features, or fix the line.")
+        line = line_no - 1 if buf[end - 1:end] == b"\n" else line_no
+    return ValueError(f"{name}: a feature index is beyond the {MAX_INFERRED_FEATURES:,} "
+                      f"features read_libsvm infers at most; pass n_features.")
+
+
 def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_lines=None,
                    on_bad_row=_raise_bad_row, label_check=None):
     stream, close, name, reopen = open_source(src)
@@ -349,6 +382,8 @@ def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_l
                 offset = 0 if mn == 0 else 1
                 offset_from = "the whole file"
             n_cols = max(mx + 1 - offset, 0)
+            if n_cols > MAX_INFERRED_FEATURES:
+                raise _index_beyond(blocks, MAX_INFERRED_FEATURES, offset, name)
         else:
             if offset is None or n_features is None:
                 info = _new_info()
@@ -367,6 +402,8 @@ def _libsvm_chunks(src, n_features, chunk_size, zero_based, indexing=None, row_l
             if n_features is None:
                 n_cols = max(mx + 1 - offset, 0)
                 inferred = True
+                if n_cols > MAX_INFERRED_FEATURES:
+                    raise _index_beyond(pre, MAX_INFERRED_FEATURES, offset, name)
             else:
                 n_cols = n_features
         if indexing is not None:
