@@ -206,14 +206,14 @@ def _perceptron(est, state):
 def _forgetron(est, state):
     _kpar_of(est, state.get("_kpar"))
     _sv_counts(state, "Forgetron")
-    ist, fst = state.get("_istate"), state.get("_fstate")
+    ist = state.get("_istate")
     if isinstance(ist, np.ndarray) and ist.shape == (4,):
         n_live, head = int(ist[0]), int(ist[1])
         if n_live and head >= n_live:
             _bad(f"Forgetron: the oldest support vector _istate[1] = {head} is not one of the "
                  f"{n_live} stored")
-    if isinstance(fst, np.ndarray) and fst.size and fst[0] < 0:
-        _bad(f"Forgetron: the accumulated shrinking damage Q = {fst[0]!r} is negative")
+    # (the accumulated damage Q may be negative: a removal adds lam^2 + 2 lam - 2 lam phi mu',
+    # below 0 when phi mu' > 1 + lam / 2, which the poly kernel reaches)
 
 
 @_learner("PegasosClassifier")
