@@ -887,7 +887,10 @@ class BudgetClassifier:
         """Everything needed to undo the next update (see ``_transaction``)."""
         if not self.__sklearn_is_fitted__():
             return dict(self.__dict__), None, False
-        saved = self._save_undo()          # (first, so that the attributes hold the buffer)
+        # (first, so that the attributes hold the buffer). With forgetting the learner may be
+        # replaced by a new one mid-call, and learns in pieces that use the undo buffer
+        # themselves: the transaction then copies the whole state
+        saved = None if getattr(self, "forgetting", None) is not None else self._save_undo()
         if saved is not None:
             return dict(self.__dict__), _Undo(saved), False
         attrs = dict(self.__dict__)
@@ -980,7 +983,7 @@ class BudgetClassifier:
             self._start(cls, X.shape[1], names)
             if _is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
-            self._partial_fit_encoded(X, y_enc, w)
+            self._learn_encoded(X, y_enc, w)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
         self.__dict__.pop("_undo", None)
@@ -1026,7 +1029,7 @@ class BudgetClassifier:
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1], names)
-            self._partial_fit_encoded(X, y_enc, w)
+            self._learn_encoded(X, y_enc, w)
         return self
 
     def _partial_fit_checked(self, X, y_pm, sample_weight):
@@ -1037,7 +1040,31 @@ class BudgetClassifier:
         same model without a second validation and a second snapshot."""
         self._check_params_kept()
         w, _ = self._weigh(sample_weight, y_pm, self.classes_)
-        self._partial_fit_encoded(X, y_pm, w)
+        self._learn_encoded(X, y_pm, w)
+
+    # ------------------------------------------------------------------ forgetting
+    def _learn_encoded(self, X, y_pm, sample_weight):
+        """``_partial_fit_encoded``, through the drift detector when the learner has a
+        ``forgetting`` parameter that is not None (``fastbudget.forgetting``)."""
+        if getattr(self, "forgetting", None) is None:
+            self._partial_fit_encoded(X, y_pm, sample_weight)
+        else:
+            from . import forgetting
+
+            forgetting.learn(self, X, y_pm, sample_weight)
+
+    def _forget_started(self):
+        """Whether the model can score an example (``forgetting``: errors are counted
+        from then on)."""
+        return True
+
+    def _forget_reset(self):
+        """Start a new model after a drift: as ``_start`` does, keeping the classes, the
+        features and ``gamma_`` (``forgetting``)."""
+        gamma = self.__dict__.get("gamma_")
+        self._init_state(self.n_features_in_)
+        if gamma is not None:
+            self.gamma_ = gamma
 
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):
