@@ -209,7 +209,8 @@ def test_detector_reference():
             dk += int(v)
             if dn >= 30:
                 p = dk / dn
-                sd = np.sqrt(p * (1 - p) / dn)
+                q = (dk + 0.5) / (dn + 1)
+                sd = np.sqrt(q * (1 - q) / dn)
                 if p + sd < pmin + smin:
                     pmin, smin = p, sd
                 if p + sd > pmin + 2 * smin:

@@ -4,7 +4,8 @@ Two tests run on the errors the model makes on examples *before* it learns them:
 
 - **DDM** (Gama, Medas, Castillo & Rodrigues, SBIA 2004): with ``p`` the error rate since
   the model started and ``s = sqrt(p (1 - p) / n)``, remember the ``(p_min, s_min)`` that
-  minimise ``p + s``; a *warning* starts when ``p + s > p_min + 2 s_min`` and a *drift* is
+  minimise ``p + s`` (``s`` from the smoothed rate ``(k + 1/2) / (n + 1)``, so that a model
+  without a mistake yet does not flag a drift at its first one); a *warning* starts when ``p + s > p_min + 2 s_min`` and a *drift* is
   flagged at ``p + s > p_min + 3 s_min``. The examples since the warning started are those
   the new model learns first. DDM catches a slow rise of the error (incremental drift)
   against the best level the model reached.
@@ -20,7 +21,8 @@ State (allocated once by ``alloc_drift``): ``err`` (W,) uint8, a circular buffer
 last W errors; ``ist`` int64 counters; ``fs`` float64 (p_min, s_min); ``par`` float64
 parameters. All functions mutate the state in place and allocate nothing.
 
-A restarted model is checked once, ``W / 2`` errors after the restart: when its error rate
+A restarted model is checked once, ``W / 2`` errors after the restart (when the model it
+replaced had seen at least ``W / 2`` examples): when its error rate
 over those errors exceeds the replaced model's ``p_min`` by more than 3 sd (of a rate over
 ``W / 2`` errors), the restart came too early (in the middle of a gradual change, so the
 new model learned both concepts, and a budget learner that defends what it learned may
@@ -86,7 +88,8 @@ def alloc_drift(window, delta=0.002, every=32, min_side=64, warn=2.0, drift=3.0,
 def restart(err, ist, fs):
     """A new model starts now: forget the statistics of the old one (in place), and
     schedule its check unless the check itself flagged this drift."""
-    if ist[D_KIND] == 2:
+    if ist[D_KIND] == 2 or ist[D_DN] < err.shape[0] // 2:
+        # (a model replaced young gives no level to check its successor against)
         ist[D_PROBE] = -1
     else:
         fs[D_PREV] = fs[D_PMIN]
@@ -152,7 +155,10 @@ def drift_update(err, ist, fs, par, e):
         ist[D_DK] = dk
         if dn >= par[DP_DDM_MIN]:
             p = dk / dn
-            s = np.sqrt(p * (1.0 - p) / dn)
+            # (the sd of a smoothed rate, (k + 1/2) / (n + 1): with no mistake yet, p = 0
+            # and the plain sd 0 would flag a drift at the first mistake)
+            q = (dk + 0.5) / (dn + 1.0)
+            s = np.sqrt(q * (1.0 - q) / dn)
             if p + s < fs[D_PMIN] + fs[D_SMIN]:
                 fs[D_PMIN] = p
                 fs[D_SMIN] = s
