@@ -148,7 +148,7 @@ class TVMClassifier(BudgetClassifier):
     True
     """
 
-    _state_nonfinite_ok = ("twin_nn_d", "twin_nn2_d", "forget_fs")
+    _state_nonfinite_ok = ("twin_nn_d", "twin_nn2_d")
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
                  m1=1.0, m2=2.0, merge="input", one_sided=True, rejection=0.2, control_C=True,

@@ -53,6 +53,8 @@ D_PMIN = 0
 D_SMIN = 1
 D_PREV = 2     # p_min of the model replaced at the last drift flagged by the tests
 N_DFS = 3
+NONE = 2.0     # ``fs`` entry not set yet (a rate and its sd are at most 1.5; finite, so
+               # that a saved model holds no inf)
 
 # ``par``
 DP_DELTA = 0      # ADWIN confidence
@@ -70,7 +72,7 @@ def alloc_drift(window, delta=0.002, every=32, min_side=64, warn=2.0, drift=3.0,
                 ddm_min=30):
     """Allocate the detector state for a window of ``window`` errors."""
     st = DriftState(err=np.zeros(int(window), dtype=np.uint8),
-                    ist=np.zeros(N_DIST, dtype=np.int64), fs=np.full(N_DFS, np.inf),
+                    ist=np.zeros(N_DIST, dtype=np.int64), fs=np.full(N_DFS, NONE),
                     par=np.zeros(N_DPAR))
     st.ist[D_WARN] = -1
     st.ist[D_LAST] = -1
@@ -99,8 +101,8 @@ def restart(err, ist, fs):
     ist[D_DN] = 0
     ist[D_DK] = 0
     ist[D_WARN] = -1
-    fs[D_PMIN] = np.inf
-    fs[D_SMIN] = np.inf
+    fs[D_PMIN] = NONE
+    fs[D_SMIN] = NONE
 
 
 @njit(cache=True)
@@ -186,7 +188,7 @@ def drift_update(err, ist, fs, par, e):
         for i in range(n - m, n):
             k += err[i % W]
         p = k / m
-        if np.isfinite(fs[D_PREV]) and p > fs[D_PREV] + 3.0 * np.sqrt(p * (1.0 - p) / m):
+        if fs[D_PREV] < NONE and p > fs[D_PREV] + 3.0 * np.sqrt(p * (1.0 - p) / m):
             cut = m
             ist[D_KIND] = 2
     if cut > 0:
