@@ -136,7 +136,7 @@ def get_state(est):
     """The forgetting state as ``forget_<name>`` arrays for ``_get_state`` ({} when off or
     not started)."""
     fg = est.__dict__.get("forget_state_")
-    if est.forgetting is None or fg is None:
+    if getattr(est, "forgetting", None) is None or fg is None:
         return {}
     return {"forget_" + k: v.copy() for k, v in fg._asdict().items()}
 
@@ -147,7 +147,7 @@ def set_state(est, state):
     est.__dict__.pop("forget_state_", None)
     if "forget_ist" not in state:
         return
-    if est.forgetting is None:
+    if getattr(est, "forgetting", None) is None:
         raise ValueError("the file holds a drift detector's state but forgetting is None")
     ref = alloc(window(est), int(est.n_features_in_))
     arrays = {}
