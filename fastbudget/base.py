@@ -880,6 +880,7 @@ class BudgetClassifier:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_undo", None)       # the rollback buffer is not part of the model
+        state.pop("_undo_piece", None)  # (nor forgetting's second one)
         state.pop("_cw_cache", None)   # nor _check_one's cache of the class weights
         return state
 
@@ -887,10 +888,7 @@ class BudgetClassifier:
         """Everything needed to undo the next update (see ``_transaction``)."""
         if not self.__sklearn_is_fitted__():
             return dict(self.__dict__), None, False
-        # (first, so that the attributes hold the buffer). With forgetting the learner may be
-        # replaced by a new one mid-call, and learns in pieces that use the undo buffer
-        # themselves: the transaction then copies the whole state
-        saved = None if getattr(self, "forgetting", None) is not None else self._save_undo()
+        saved = self._save_undo()          # (first, so that the attributes hold the buffer)
         if saved is not None:
             return dict(self.__dict__), _Undo(saved), False
         attrs = dict(self.__dict__)

@@ -23,8 +23,8 @@ part of the new concept gives it the examples it missed while the detector waite
 Costs when on: one extra decision value per example (``O(budget * n_features)``), the
 detector (``O(1)`` per example, ``O(W / 32)`` per 32 examples), the buffer
 (``W * (n_features + 2)`` floats), and a learn in pieces of at most ``PIECE`` rows with a
-copy of the learner's state per piece (the undo record of its numerical-failure
-handling). The errors of a ``partial_fit`` chunk are those of the model as it was at the
+copy of the learner's state per piece after the first (the undo record of its
+numerical-failure handling). The errors of a ``partial_fit`` chunk are those of the model as it was at the
 start of each piece, so ``partial_fit`` on a chunk and ``learn_one`` on its rows (pieces
 of one row) may flag a drift a few examples apart.
 """
@@ -99,35 +99,74 @@ def learn(est, X, y_pm, w):
     """Learn a validated chunk (``X`` float64, ``y_pm`` in {-1, +1}, weights ``w``) with
     drift detection: the body of ``partial_fit`` for ``forgetting='auto'``.
 
-    Runs inside the caller's transaction, which holds a full copy of the state (see
-    ``BudgetClassifier._snapshot``), so an exception anywhere leaves the model as before.
+    Runs inside the caller's transaction. Its snapshot holds the learner's state at the
+    start of the call (a restart allocates a new model and leaves those arrays as they
+    were); the detector and the buffer rows this call overwrites are put back here when an
+    exception leaves, so the model is then exactly as before the call. A learner with an
+    undo buffer (``_state_arrays``; TVM) rolls a failed piece back to the piece's start:
+    the first piece of a call uses the transaction's buffer, later pieces a second buffer
+    kept as ``_undo_piece``.
     """
     fg = state_of(est)
-    for start in range(0, X.shape[0], PIECE):
-        Xp, yp, wp = X[start:start + PIECE], y_pm[start:start + PIECE], w[start:start + PIECE]
-        live = wp > 0.0
-        if est._forget_started():
-            e = ((est._decision(Xp) > 0.0) != (yp > 0.0))
+    W = fg.y.shape[0]
+    n0 = int(fg.ist[kd.D_N])
+    rows = (n0 + np.arange(min(X.shape[0], W))) % W
+    saved = ([a.copy() for a in (fg.err, fg.ist, fg.fs)],
+             (fg.X[rows], fg.y[rows], fg.w[rows]))
+    d = est.__dict__
+    outer = d.get("_undo")
+    pieces = d.pop("_undo_piece", None)
+    first = True
+    try:
+        for start in range(0, X.shape[0], PIECE):
+            Xp, yp, wp = (X[start:start + PIECE], y_pm[start:start + PIECE],
+                          w[start:start + PIECE])
+            live = wp > 0.0
+            e = ((est._decision(Xp) > 0.0) != (yp > 0.0)) if est._forget_started() else None
+            if not first:
+                _piece_undo(est, outer, pieces)
+                est._save_undo()
+                pieces = d.get("_undo")
+            first = False
+            est._partial_fit_encoded(Xp, yp, wp)
+            if e is None or not live.any():
+                continue
+            # weight-0 rows are not part of the stream's concept: neither buffered nor scored
+            _buffer(fg, Xp[live], yp[live], wp[live])
+            cut = kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e[live].astype(np.uint8))
+            if cut:
+                _restart(est, fg, cut, outer, pieces)
+                pieces = d.get("_undo")
+                first = False
+    except BaseException:
+        for a, b in zip((fg.err, fg.ist, fg.fs), saved[0]):
+            a[...] = b
+        fg.X[rows], fg.y[rows], fg.w[rows] = saved[1]
+        raise
+    finally:
+        if pieces is not None and pieces is not outer:
+            d["_undo_piece"] = pieces
+        if outer is None:
+            d.pop("_undo", None)
         else:
-            e = None
-        est._save_undo()
-        est._partial_fit_encoded(Xp, yp, wp)
-        if e is None or not live.any():
-            continue
-        # weight-0 rows are not part of the stream's concept: neither buffered nor scored
-        Xl, yl, wl = Xp[live], yp[live], wp[live]
-        _buffer(fg, Xl, yl, wl)
-        cut = kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e[live].astype(np.uint8))
-        if cut:
-            _restart(est, fg, cut)
+            d["_undo"] = outer
 
 
-def _restart(est, fg, cut):
+def _piece_undo(est, outer, pieces):
+    """Bind the second undo buffer (or none yet) in place of the transaction's."""
+    if pieces is None or pieces is outer:
+        est.__dict__.pop("_undo", None)
+    else:
+        est.__dict__["_undo"] = pieces
+
+
+def _restart(est, fg, cut, outer=None, pieces=None):
     """Replace the model by a new one that has learned the last ``cut`` buffered examples."""
     W = fg.y.shape[0]
     idx = (int(fg.ist[kd.D_N]) - cut + np.arange(cut)) % W
     est._forget_reset()
     kd.restart(fg.err, fg.ist, fg.fs)
+    _piece_undo(est, outer, pieces)
     est._save_undo()
     est._partial_fit_encoded(fg.X[idx], fg.y[idx], fg.w[idx])
 
