@@ -11,21 +11,24 @@ continues with the stream. Nothing needs tuning: the detector's levels are the p
 (DDM 2 / 3 sd, ADWIN delta = 0.002) and ``W = 20 * budget`` (2000 for a learner without a
 budget).
 
-Why a detector and a restart, and not a decay of the stored weights or a sliding window:
-a budget learner that has learned one concept keeps *defending* it. TVM learns an
-example only when ``|f(x)| <= m1`` (Beneficial), so after an abrupt drift the examples
-the old model gets confidently wrong are never learned, whatever weight the old twins
-keep; a decay of the twin weights cannot bring them in. A restart at a detected drift
-reaches the accuracy of a model started fresh at the drift, and relearning the buffered
-part of the new concept gives it the examples it missed while the detector waited
-(``docs/results/drift.md`` has the figures and the alternatives measured).
+Why a detector and a restart: a budget learner that has learned one concept keeps
+*defending* it. TVM learns an example only when ``|f(x)| <= m1`` (Beneficial), so after an
+abrupt drift most of the examples the old model gets confidently wrong are never learned. A
+restart at a detected drift reaches the accuracy of a model started fresh at the drift, and
+relearning the buffered part of the new concept gives it the examples it missed while the
+detector waited. A restarted model is checked once, ``W / 2`` examples later, against the
+level of the model it replaced (a restart inside a gradual change can leave a model that
+learned both concepts). An exponential decay of the stored weights (measured as new
+examples weighing ``exp(t / tau)``) also tracked drift, but needs ``tau`` chosen per stream
+and overflows on an endless stream without a renormalisation (``docs/results/drift.md``
+has the figures and the alternatives measured).
 
 Costs when on: one extra decision value per example (``O(budget * n_features)``), the
 detector (``O(1)`` per example, ``O(W / 32)`` per 32 examples), the buffer
 (``W * (n_features + 2)`` floats), and a learn in pieces of at most ``PIECE`` rows with a
 copy of the learner's state per piece after the first (the undo record of its
-numerical-failure handling). The errors of a ``partial_fit`` chunk are those of the model as it was at the
-start of each piece, so ``partial_fit`` on a chunk and ``learn_one`` on its rows (pieces
+numerical-failure handling). The errors of a ``partial_fit`` chunk are those of the
+model as it was at the start of each piece, so ``partial_fit`` on a chunk and ``learn_one`` on its rows (pieces
 of one row) may flag a drift a few examples apart.
 """
 from collections import namedtuple
