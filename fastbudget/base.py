@@ -957,6 +957,7 @@ class BudgetClassifier:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_undo", None)       # the rollback buffer is not part of the model
+        state.pop("_undo_piece", None)  # (nor forgetting's second one)
         state.pop("_cw_cache", None)   # nor _check_one's cache of the class weights
         return state
 
@@ -1057,7 +1058,7 @@ class BudgetClassifier:
             self._start(cls, X.shape[1], names)
             if _is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
-            self._partial_fit_encoded(X, y_enc, w)
+            self._learn_encoded(X, y_enc, w)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
         self.__dict__.pop("_undo", None)
@@ -1103,7 +1104,7 @@ class BudgetClassifier:
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1], names)
-            self._partial_fit_encoded(X, y_enc, w)
+            self._learn_encoded(X, y_enc, w)
         return self
 
     def _partial_fit_checked(self, X, y_pm, sample_weight):
@@ -1114,7 +1115,31 @@ class BudgetClassifier:
         same model without a second validation and a second snapshot."""
         self._check_params_kept()
         w, _ = self._weigh(sample_weight, y_pm, self.classes_)
-        self._partial_fit_encoded(X, y_pm, w)
+        self._learn_encoded(X, y_pm, w)
+
+    # ------------------------------------------------------------------ forgetting
+    def _learn_encoded(self, X, y_pm, sample_weight):
+        """``_partial_fit_encoded``, through the drift detector when the learner has a
+        ``forgetting`` parameter that is not None (``fastbudget.forgetting``)."""
+        if getattr(self, "forgetting", None) is None:
+            self._partial_fit_encoded(X, y_pm, sample_weight)
+        else:
+            from . import forgetting
+
+            forgetting.learn(self, X, y_pm, sample_weight)
+
+    def _forget_started(self):
+        """Whether the model can score an example (``forgetting``: errors are counted
+        from then on)."""
+        return True
+
+    def _forget_reset(self):
+        """Start a new model after a drift: as ``_start`` does, keeping the classes, the
+        features and ``gamma_`` (``forgetting``)."""
+        gamma = self.__dict__.get("gamma_")
+        self._init_state(self.n_features_in_)
+        if gamma is not None:
+            self.gamma_ = gamma
 
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):

@@ -12,6 +12,7 @@ width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standa
 """
 import numpy as np
 
+from .. import forgetting as _fg
 from ..base import BudgetClassifier, _sv_by_class
 from ..engine import EngineSVViews, IncrementalEngine, resolve_gamma
 from ..kernels import budget as _kb
@@ -86,6 +87,7 @@ class _StreamingMixin:
         for name in self._state_names:
             v = getattr(self, name)
             state[name] = v.copy() if isinstance(v, np.ndarray) else v
+        state.update(_fg.get_state(self))       # the drift detector (forgetting='auto')
         return state
 
     def _set_state(self, state):
@@ -97,8 +99,35 @@ class _StreamingMixin:
         for name in self._state_names:
             v = state[name]
             setattr(self, name, np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+        _fg.set_state(self, state)
         self._after_set_state()
         return self
+
+    # ------------------------------------------------------------------ forgetting
+    def _forget_reset(self):
+        # a restarted model keeps the kernel coefficient resolved on the first chunk, and
+        # the random generator goes on (a new one from random_state would repeat the
+        # first model's draws, or with random_state=None not be saved with the model)
+        kpar = self.__dict__.get("_kpar")
+        kpar = None if kpar is None else kpar.copy()
+        rng = self.__dict__.get("_rng")
+        super()._forget_reset()
+        if kpar is not None:
+            self._kpar[:] = kpar
+        if rng is not None:
+            self._rng = rng
+
+    def _forget_bytes(self):
+        if getattr(self, "forgetting", None) is None:
+            return 0
+        return _fg.nbytes(_fg.window(self), self.n_features_in_)
+
+    @property
+    def n_drifts_(self):
+        """Drifts flagged, i.e. restarts of the model (0 when ``forgetting`` is None)."""
+        self._check_fitted()
+        st = self.__dict__.get("forget_state_")
+        return 0 if st is None else int(st.ist[_fg.kd.D_DRIFTS])
 
     def _after_set_state(self):
         pass
@@ -225,6 +254,14 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         made on a mistake (the coefficient ``w y`` of the new support vector, or the primal
         step ``w y x``); the mistake test is unchanged.
 
+    forgetting : None or 'auto', default=None
+        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
+        it always was. ``'auto'``: every example is scored before it is learned; when a
+        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
+        flags a drift, the model restarts and first learns the buffered examples of the
+        new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
+        in ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+
     Attributes
     ----------
     classes_ : ndarray (2,)
@@ -248,7 +285,8 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     """
 
     def __init__(self, budget=None, kernel="linear", gamma=None, degree=3, coef0=1.0,
-                 fit_intercept=True, random_state=None, class_weight=None):
+                 fit_intercept=True, random_state=None, class_weight=None, forgetting=None):
+        self.forgetting = forgetting
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
@@ -283,6 +321,7 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         pass
 
     def _validate_params(self):
+        _fg.check_forgetting(self)
         self._validate_kernel()
         self._validate_budget(allow_none=True)
         self._check_bool("fit_intercept", self.fit_intercept)
@@ -373,9 +412,10 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self._check_fitted()
         d = self.n_features_in_
         if self._primal:
-            return 8 * (d + 1 + 2)                      # _w, _istate
+            return 8 * (d + 1 + 2) + self._forget_bytes()   # _w, _istate
         cap = int(self.budget) if self.budget is not None else int(self._SV.shape[0])
-        return 8 * (cap * d + 2 * cap + 4 + 3)          # _SV, _coef, _sv_t; _istate, _kpar
+        return (8 * (cap * d + 2 * cap + 4 + 3)         # _SV, _coef, _sv_t; _istate, _kpar
+                + self._forget_bytes())
 
 
 # ====================================================================== Forgetron
@@ -483,7 +523,8 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         ``8 (B d + 2 B + 8)``."""
         self._check_fitted()
         B, d = int(self.budget), self.n_features_in_
-        return 8 * (B * d + 2 * B + 4 + 1 + 3)          # _SV, _coef, _sv_t; _istate, _fstate, _kpar
+        return (8 * (B * d + 2 * B + 4 + 1 + 3)         # _SV, _coef, _sv_t; _istate, _fstate, _kpar
+                + self._forget_bytes())
 
 
 # ====================================================================== Pegasos
@@ -644,6 +685,14 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         example's weight is ``sample_weight * class_weight[label]``; it scales the example's
         hinge loss: a new support vector gets ``alpha = w y / (lambda_ t)``.
 
+    forgetting : None or 'auto', default=None
+        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
+        it always was. ``'auto'``: every example is scored before it is learned; when a
+        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
+        flags a drift, the model restarts and first learns the buffered examples of the
+        new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
+        in ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+
     Attributes
     ----------
     support_vectors_ : ndarray (n_support, n_features)
@@ -680,7 +729,9 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     _istate_bounds = ((0, "_SV", True),)      # [n_live, ...]
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
-                 lambda_=1e-4, maintenance="merging", random_state=None, class_weight=None):
+                 lambda_=1e-4, maintenance="merging", random_state=None, class_weight=None,
+                 forgetting=None):
+        self.forgetting = forgetting
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
@@ -692,6 +743,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         self.class_weight = class_weight
 
     def _validate_params(self):
+        _fg.check_forgetting(self)
         self._validate_kernel()
         self._validate_budget()
         self._check_param("lambda_", self.lambda_, low=0.0)
@@ -748,7 +800,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         n = B + 1
         P = B * B if self.maintenance == "projection" else 1
         # _SV, _Kc, _coef/_sv_t/_krow/_v, _istate + _kpar, _Lw, _z
-        return 8 * (n * d + n * n + 4 * n + 4 + 3 + P + d)
+        return 8 * (n * d + n * n + 4 * n + 4 + 3 + P + d) + self._forget_bytes()
 
 
 # ====================================================================== Random
@@ -798,6 +850,14 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
     left out of the stream altogether (it takes no slot and does not count towards the
     sampling probabilities), so it changes nothing, as in ``SVC``.
 
+    forgetting : None or 'auto', default=None
+        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
+        it always was. ``'auto'``: every example is scored before it is learned; when a
+        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
+        flags a drift, the model restarts and first learns the buffered examples of the
+        new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
+        in ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+
     Attributes
     ----------
     classes_, n_features_in_
@@ -819,7 +879,8 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
     """
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=100.0,
-                 random_state=None, class_weight=None):
+                 random_state=None, class_weight=None, forgetting=None):
+        self.forgetting = forgetting
         self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
@@ -837,6 +898,7 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
                 *("_eng_" + f for f in _ENGINE_FIELDS))
 
     def _validate_params(self):
+        _fg.check_forgetting(self)
         self._validate_kernel()
         self._validate_budget()
         self._check_param("C", self.C, low=0.0)
@@ -895,6 +957,7 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
         # a model saved by an earlier version, whose updates left the exact SVM to the
         # next prediction, may hold replaced slots not yet learned
         self._sync()
+        _fg.set_state(self, state)
         return self
 
     def _fit_chunk(self, X, y, sw):
@@ -959,4 +1022,4 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
         self._check_fitted()
         B, d = int(self.budget), self.n_features_in_
         # _RX, _Ry, _Rw, _eslot; _istate, _kpar; _dirty (int8)
-        return 8 * (B * d + 3 * B + 2 + 3) + B + engine_nbytes(B, d)
+        return 8 * (B * d + 3 * B + 2 + 3) + B + engine_nbytes(B, d) + self._forget_bytes()

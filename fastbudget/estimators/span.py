@@ -12,6 +12,7 @@ fails is ``NumericalError`` raised, with the model as before the chunk.
 """
 import numpy as np
 
+from .. import forgetting as _fg
 from ..base import BudgetClassifier, _check_stored_arrays
 from ..engine import (RELEARN_ORDERS, EngineSVViews, NumericalError, _MESSAGES,
                       check_state_arrays, kernel_params, relearn_state, resolve_gamma,
@@ -81,6 +82,14 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
         example's weight is ``sample_weight * class_weight[label]``; its bound is ``C`` times
         that (SVC's C per class).
 
+    forgetting : None or 'auto', default=None
+        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
+        it always was. ``'auto'``: every example is scored before it is learned; when a
+        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
+        flags a drift, the model restarts and first learns the buffered examples of the
+        new concept (a buffer of ``20 * budget`` examples, counted in
+        ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+
     Attributes
     ----------
     classes_, n_features_in_, gamma_
@@ -111,7 +120,8 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
     _per_chunk_params = ("class_weight", "C", "policy", "margin", "span_set")
 
     def __init__(self, budget=50, policy="span", C=1.0, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, margin=0.0, span_set="all", class_weight=None):
+                 coef0=0.0, margin=0.0, span_set="all", class_weight=None, forgetting=None):
+        self.forgetting = forgetting
         self.budget = budget
         self.policy = policy
         self.C = C
@@ -134,12 +144,15 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
             raise ValueError(f"margin must be in [0, 1]; got {self.margin!r}.")
         if not isinstance(self.span_set, str) or self.span_set not in _SPAN_SETS:
             raise ValueError(f"span_set must be 'all' or 'margin'; got {self.span_set!r}.")
+        _fg.check_forgetting(self)
 
     def _init_state(self, n_features):
         self._allocated = False
 
     def _allocate(self, X):
-        self.gamma_ = resolve_gamma(self.gamma, X)
+        # (a model restarted by ``forgetting`` keeps the gamma_ of the first chunk)
+        gamma = self.__dict__.get("gamma_")
+        self.gamma_ = resolve_gamma(self.gamma, X) if gamma is None else gamma
         code, kpar = kernel_params(self.kernel, self.gamma_, self.degree, self.coef0)
         n = int(self.budget) + 1
         self._st = ad.alloc_state(n, X.shape[1], code, kpar, float(self.C))
@@ -325,7 +338,20 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
         """Bytes of the model state: a closed form of (budget, n_features)."""
         self._check_fitted()
         n = int(self.budget) + 1
-        return ad.engine_nbytes(n, self.n_features_in_) + ks.work_nbytes(n, ad.N_FS, ad.N_IST)
+        extra = (0 if self.forgetting is None
+                 else _fg.nbytes(_fg.window(self), self.n_features_in_))
+        return (ad.engine_nbytes(n, self.n_features_in_) + ks.work_nbytes(n, ad.N_FS, ad.N_IST)
+                + extra)
+
+    def _forget_started(self):
+        return self._allocated
+
+    @property
+    def n_drifts_(self):
+        """Drifts flagged, i.e. restarts of the model (0 when ``forgetting`` is None)."""
+        self._check_fitted()
+        st = self.__dict__.get("forget_state_")
+        return 0 if st is None else int(st.ist[_fg.kd.D_DRIFTS])
 
     # ------------------------------------------------------------ persistence protocol
     def _get_state(self):
@@ -337,6 +363,7 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
             state["engine_" + name] = getattr(self._st, name).copy()
         for name in _WORK_FIELDS:
             state["work_" + name] = getattr(self._wk, name).copy()
+        state.update(_fg.get_state(self))
         return state
 
     def _check_state(self, state):
@@ -361,6 +388,7 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
             raise ValueError(f"span buffer 's_m' = {int(m[0])} is outside [0, {n + 1}]")
 
     def _set_state(self, state):
+        _fg.set_state(self, state)      # the drift detector (absent without forgetting)
         if not state.get("allocated", False):
             self._allocated = False
             return self

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 
+from .. import forgetting as _fg
 from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
 from ..engine import (NumericalError, NumericalWarning, _MESSAGES, kernel_params, resolve_gamma,
                       state_kkt_residual)
@@ -105,6 +106,19 @@ class TVMClassifier(BudgetClassifier):
         data of ``fit`` (``partial_fit`` and ``learn_one`` refuse it: pass a dict). An
         example's weight is ``sample_weight * class_weight[label]``; it counts in its twin's
         s+ / s- like that many copies (so ``C`` per class is scaled, as in SVC).
+    forgetting : None or 'auto', default=None
+        Tracking of concept drift. None: the model is the exact SVM on its twins of the
+        whole stream (a concept it has learned is kept). ``'auto'``: every example is scored
+        before it is learned and its 0/1 error feeds a drift detector (DDM and a one-sided
+        ADWIN cut test, no parameters to tune); when it flags a drift, the twins are
+        dropped and a new model starts from the examples of the new concept the detector
+        points at, kept in a buffer of ``20 * budget`` examples
+        (``fastbudget.forgetting``). This is needed because TVM learns only Beneficial
+        examples (``|f(x)| <= m1``): after an abrupt drift the examples it gets confidently
+        wrong would never be learned. Costs one more decision value per example, and
+        ``memory_bytes()`` grows by the buffer. On a stationary stream a (rare) false
+        alarm restarts the model too. ``n_drifts_`` counts the restarts; the counters
+        ``n_seen_`` ... ``n_removed_`` are those of the current model.
 
     Attributes
     ----------
@@ -117,6 +131,8 @@ class TVMClassifier(BudgetClassifier):
     C_eff_ : float, the current effective C
     class_weight_ : ndarray (n_classes,), the weight of each class (see ``class_weight``)
     n_seen_, n_accepted_, n_merges_, n_rejected_, n_removed_ : int counters
+    n_drifts_ : int
+        Drifts flagged, i.e. restarts of the model (0 when ``forgetting`` is None).
     n_skipped_ : int
         Examples skipped because their exact update failed numerically even after
         rebuilding R (each with a ``NumericalWarning``); 0 on well-conditioned streams.
@@ -136,7 +152,7 @@ class TVMClassifier(BudgetClassifier):
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
                  m1=1.0, m2=2.0, merge="input", one_sided=True, rejection=0.2, control_C=True,
-                 removal="abs", random_state=None, class_weight=None):
+                 removal="abs", random_state=None, class_weight=None, forgetting=None):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -152,6 +168,7 @@ class TVMClassifier(BudgetClassifier):
         self.removal = removal
         self.random_state = random_state
         self.class_weight = class_weight
+        self.forgetting = forgetting
 
     # ------------------------------------------------------------ setup
     def _validate_params(self):
@@ -171,6 +188,7 @@ class TVMClassifier(BudgetClassifier):
             self._check_param("rejection", self.rejection, low=0, low_inclusive=True)
         self._check_bool("one_sided", self.one_sided)
         self._check_bool("control_C", self.control_C)
+        _fg.check_forgetting(self)
 
     def _init_state(self, n_features):
         self.engine_state_ = None  # allocated on the first chunk (gamma='scale' needs data)
@@ -180,7 +198,9 @@ class TVMClassifier(BudgetClassifier):
     def _allocate(self, X):
         B = int(self.budget)
         d = X.shape[1]
-        self.gamma_ = resolve_gamma(self.gamma, X)
+        # (a model restarted by ``forgetting`` keeps the gamma_ of the first chunk)
+        gamma = self.__dict__.get("gamma_")
+        self.gamma_ = resolve_gamma(self.gamma, X) if gamma is None else gamma
         code, kpar = kernel_params(self.kernel, self.gamma_, self.degree, self.coef0)
         self.engine_state_ = ad.alloc_state(2 * (B + 2), d, code, kpar, float(self.C))
         self.engine_state_.ist[ad.I_PAIRED] = 1
@@ -332,7 +352,8 @@ class TVMClassifier(BudgetClassifier):
         as there (undo, R rebuilt, replay; then a skip with a ``NumericalWarning`` or
         ``NumericalError``), and any exception leaves the model exactly as it was.
         """
-        one = None if classes is not None else self._check_one(x, y, sample_weight)
+        one = (None if classes is not None or self.forgetting is not None
+               else self._check_one(x, y, sample_weight))
         if one is None or self.engine_state_ is None:
             return self.partial_fit(self._one_example(x), np.asarray([y]), classes=classes,
                                     sample_weight=[sample_weight])
@@ -344,6 +365,15 @@ class TVMClassifier(BudgetClassifier):
             with self._transaction():
                 self._partial_fit_encoded(X, y_pm, w)
         return self
+
+    def _forget_started(self):
+        return self.engine_state_ is not None
+
+    @property
+    def n_drifts_(self):
+        self._check_fitted()
+        fg = self.__dict__.get("forget_state_")
+        return 0 if fg is None else int(fg.ist[_fg.kd.D_DRIFTS])
 
     def _decision(self, X):
         out = np.zeros(X.shape[0])
@@ -415,7 +445,8 @@ class TVMClassifier(BudgetClassifier):
         """Bytes of the model state, a closed form of (budget, n_features)."""
         self._check_fitted()
         B, d = int(self.budget), self.n_features_in_
-        return ad.engine_nbytes(2 * (B + 2), d) + ktvm.twins_nbytes(B, d)
+        extra = 0 if self.forgetting is None else _fg.nbytes(_fg.window(self), d)
+        return ad.engine_nbytes(2 * (B + 2), d) + ktvm.twins_nbytes(B, d) + extra
 
     # ------------------------------------------------------------ persistence protocol
     def _get_state(self):
@@ -429,6 +460,7 @@ class TVMClassifier(BudgetClassifier):
         for name in _TWIN_FIELDS:
             if name not in ktvm.SCRATCH_FIELDS:
                 state["twin_" + name] = getattr(self.twins_, name).copy()
+        state.update(_fg.get_state(self))
         return state
 
     def _check_state(self, state):
@@ -468,6 +500,7 @@ class TVMClassifier(BudgetClassifier):
 
     def _set_state(self, state):
         self.n_skipped_ = int(state.get("n_skipped", 0))    # (absent in older files)
+        _fg.set_state(self, state)      # the drift detector (absent without forgetting)
         if not state.get("allocated", False):
             self.engine_state_ = None
             self.twins_ = None
