@@ -11,11 +11,11 @@ from fastbudget.base import NotFittedError
 from fastbudget.estimators.streamsvm import StreamSVMClassifier
 from fastbudget.kernels import meb
 from fastbudget.kernels.kernel import KERNEL_CODES, kernel_value
-from reference.meb_reference import (augmented_points, exact_meb, exact_meb_of_balls,
-                                     lift_heights, multiball_reference,
-                                     streamsvm_alg1_reference)
+from reference.meb_reference import (augmented_points, coreset_meb_certificate, exact_meb,
+                                     exact_meb_of_balls, lift_heights, multiball_reference,
+                                     streamsvm_alg1_reference, streamsvm_kernel_alg1_reference)
 
-LIN1 = dict(kernel="poly", degree=1, gamma=1.0, coef0=0.0)  # linear kernel through the kernel path
+LIN1 = dict(kernel="poly", degree=1, gamma=1.0, coef0=0.0, method="ball")  # linear via the kernel path
 
 
 def _stream(rng, n=60, d=3, shift=1.0):
@@ -106,7 +106,8 @@ def test_final_ball_encloses_every_point_and_is_within_3_2(seed, L):
 def test_rbf_ball_encloses_every_point(rng, L):
     X, y = _stream(rng, n=90, d=2, shift=0.3)
     sw = rng.uniform(0.5, 2.0, size=len(y))
-    clf = StreamSVMClassifier(C=3.0, kernel="rbf", gamma=0.7, lookahead=L).fit(X, y, sample_weight=sw)
+    clf = StreamSVMClassifier(C=3.0, kernel="rbf", gamma=0.7, lookahead=L, method="ball")
+    clf.fit(X, y, sample_weight=sw)
     dist, wn2 = _augmented_distances(clf, X, y, sw)
     assert dist.max() <= clf.radius_ * (1 + 1e-9)
     assert clf._wn2 == pytest.approx(wn2, rel=1e-9)   # carried ||w||^2 has not drifted
@@ -118,7 +119,7 @@ def test_rbf_ball_encloses_every_point(rng, L):
 def test_kernelized_matches_paper_coefficient_updates(rng):
     """Sec. 4.2: alpha_{1:n-1} *= 1 - beta, alpha_n = beta y_n, with beta = (1 - R/d)/2."""
     X, y = _stream(rng, n=40, d=2)
-    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, fit_intercept=False)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, fit_intercept=False, method="ball")
     alpha, SV, R, xi2 = None, None, 0.0, 1.0
     for i in range(len(y)):
         clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1.0, 1.0])
@@ -137,6 +138,41 @@ def test_kernelized_matches_paper_coefficient_updates(rng):
         np.testing.assert_allclose(clf.dual_coef_[0], alpha, rtol=1e-10, atol=1e-14)
         assert clf.radius_ == pytest.approx(R, rel=1e-10)
         assert clf.xi2_ == pytest.approx(xi2, rel=1e-10)
+
+
+def _rbf(gamma):
+    return lambda A, B: np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+
+def _poly(gamma, coef0, degree):
+    return lambda A, B: (gamma * A @ B.T + coef0) ** degree
+
+
+@pytest.mark.parametrize("C", [1.0, 4.0])
+@pytest.mark.parametrize("kernel,kw,fn", [
+    ("rbf", dict(gamma=0.5), _rbf(0.5)),
+    ("poly", dict(gamma=0.3, coef0=1.0, degree=3), _poly(0.3, 1.0, 3)),
+    ("linear", dict(), lambda A, B: A @ B.T)])
+def test_alg1_kernelized_same_core_set_and_coefficients_as_numpy_reference(rng, C, kernel, kw, fn):
+    """Algorithm 1, kernelized (Sec. 4.2), fit_intercept=False: the compiled learner keeps the
+    same core vectors (same rows, same order) with the same coefficients as the plain-NumPy
+    rendering of the paper (tests/reference/meb_reference.py). The linear kernel goes through
+    the kernel path with method='ball' and n_balls=1 only via poly of degree 1 (LIN1); here
+    'linear' checks the explicit-w path's decision values against the same reference."""
+    X, y = _stream(rng, n=120, d=3, shift=0.4)
+    core, alpha, R, xi2 = streamsvm_kernel_alg1_reference(X, y, C, fn)
+    clf = StreamSVMClassifier(C=C, kernel=kernel, fit_intercept=False, method="ball", **kw)
+    clf.fit(X, y)
+    assert clf.n_core_ == len(core)
+    assert clf.radius_ == pytest.approx(R, rel=1e-10)
+    assert clf.xi2_ == pytest.approx(xi2, rel=1e-9)
+    if kernel == "linear":
+        np.testing.assert_allclose(clf.coef_[0], alpha @ X[core], rtol=1e-9, atol=1e-12)
+        return
+    np.testing.assert_array_equal(clf.support_vectors_, X[core])
+    np.testing.assert_allclose(clf.dual_coef_[0], alpha, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(clf.decision_function(X), fn(X, X[core]) @ alpha, rtol=1e-9,
+                               atol=1e-12)
 
 
 # ------------------------------------------------------------------ Algorithm 2 and solver
@@ -210,7 +246,7 @@ def test_weighted_exact_solve_is_the_weighted_l2_svm(rng, kernel):
     s = np.where(y > 0, 4.0, 0.5) * rng.uniform(0.5, 1.5, size=len(y))
     C = 2.0
     clf = StreamSVMClassifier(C=C, kernel=kernel, gamma=0.5, lookahead=40, tol=1e-10,
-                              intercept_scaling=1.0)
+                              intercept_scaling=1.0, method="ball")
     clf.fit(X, y, sample_weight=s)
     assert clf.n_solves_ == 1
     K = X @ X.T if kernel == "linear" else np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
@@ -222,7 +258,8 @@ def test_weighted_exact_solve_is_the_weighted_l2_svm(rng, kernel):
 
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=8), dict(n_balls=3, C=10.0),
                                     dict(kernel="rbf", gamma=0.1, C=10.0, lookahead=10,
-                                         capacity=4000, on_full="ignore")])
+                                         capacity=4000, on_full="ignore", method="ball"),
+                                    dict(kernel="rbf", gamma=0.1, C=10.0, capacity=300)])
 def test_more_weight_on_a_class_predicts_it_more(params):
     """The audit's defect: the positive fraction fell as the positive class weight grew
     (Algorithm 1, several balls and RBF; with lookahead it already rose)."""
@@ -239,7 +276,8 @@ def test_state_saved_without_weight_floor_still_loads(rng):
     """States saved before the weight floor (fst of length 3) load and continue: the floor is
     set by the next example, so equal weights continue exactly as before."""
     X, y = _stream(rng, n=80)
-    for params in (dict(), dict(lookahead=5), dict(n_balls=2), dict(kernel="rbf", lookahead=3)):
+    for params in (dict(), dict(lookahead=5), dict(n_balls=2),
+                   dict(kernel="rbf", lookahead=3, method="ball"), dict(kernel="rbf")):
         full = StreamSVMClassifier(**params).fit(X, y)
         half = StreamSVMClassifier(**params).fit(X[:40], y[:40])
         state = half._get_state()
@@ -307,7 +345,9 @@ def test_multiball_matches_explicit_reference(rng, K, weighted):
 
 # ------------------------------------------------------------------ streaming API
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
-                                    dict(kernel="rbf", gamma=0.5, lookahead=4)])
+                                    dict(kernel="rbf", gamma=0.5, lookahead=4, method="ball"),
+                                    dict(kernel="rbf", gamma=0.5), dict(kernel="rbf", lookahead=4),
+                                    dict(kernel="rbf", capacity=20)])
 def test_chunking_does_not_change_the_model(rng, params):
     X, y = _stream(rng, n=90)
     labels = np.where(y > 0, "pos", "neg")
@@ -326,7 +366,8 @@ def test_chunking_does_not_change_the_model(rng, params):
 
 
 @pytest.mark.parametrize("params", [dict(lookahead=5), dict(n_balls=3),
-                                    dict(kernel="rbf", lookahead=3, capacity=200)])
+                                    dict(kernel="rbf", lookahead=3, capacity=200, method="ball"),
+                                    dict(kernel="rbf", lookahead=3, capacity=20)])
 def test_state_roundtrip_pickle_deepcopy(rng, tmp_path, params):
     X, y = _stream(rng, n=80)
     a = StreamSVMClassifier(**params).partial_fit(X[:41], y[:41])
@@ -349,7 +390,7 @@ def test_state_roundtrip_pickle_deepcopy(rng, tmp_path, params):
 
 def test_capacity_error_leaves_model_unchanged(rng):
     X, y = _stream(rng, n=200, shift=0.0)
-    clf = StreamSVMClassifier(kernel="rbf", capacity=6).partial_fit(X[:5], y[:5])
+    clf = StreamSVMClassifier(kernel="rbf", capacity=6, method="ball").partial_fit(X[:5], y[:5])
     before = clf._get_state()
     f_before = clf.decision_function(X)
     with pytest.raises(ValueError, match="capacity=6"):
@@ -358,7 +399,7 @@ def test_capacity_error_leaves_model_unchanged(rng):
     for k in before:
         np.testing.assert_array_equal(np.asarray(before[k]), np.asarray(after[k]))
     np.testing.assert_array_equal(clf.decision_function(X), f_before)
-    ign = StreamSVMClassifier(kernel="rbf", capacity=6, on_full="ignore").fit(X, y)
+    ign = StreamSVMClassifier(kernel="rbf", capacity=6, on_full="ignore", method="ball").fit(X, y)
     assert ign.n_core_ == 6 and ign.n_skipped_ > 0
 
 
@@ -397,7 +438,8 @@ def test_zero_weight_equals_dropping_the_row(rng):
     sw = np.ones(50)
     sw[[3, 17, 30]] = 0.0
     keep = sw > 0
-    for params in (dict(), dict(lookahead=4), dict(n_balls=2), dict(kernel="rbf", lookahead=3)):
+    for params in (dict(), dict(lookahead=4), dict(n_balls=2),
+                   dict(kernel="rbf", lookahead=3, method="ball"), dict(kernel="rbf", capacity=15)):
         a = StreamSVMClassifier(**params).fit(X, y, sample_weight=sw)
         b = StreamSVMClassifier(**params).fit(X[keep], y[keep])
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
@@ -405,7 +447,8 @@ def test_zero_weight_equals_dropping_the_row(rng):
 
 
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
-                                    dict(kernel="rbf", gamma=0.5, lookahead=4, capacity=150)])
+                                    dict(kernel="rbf", gamma=0.5, lookahead=4, capacity=150,
+                                         method="ball"), dict(kernel="rbf", capacity=150)])
 def test_memory_bytes_is_the_size_of_the_arrays_held(rng, params):
     """memory_bytes() counts the state (fixed by the parameters and d) and the fitted
     attributes; with a kernel the latter follow the core vectors held."""

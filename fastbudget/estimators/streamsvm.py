@@ -14,7 +14,13 @@ from ..engine import resolve_gamma
 from ..kernels import meb
 from ..kernels.kernel import KERNEL_CODES, LINEAR
 
-_ON_FULL = ("raise", "ignore")
+_ON_FULL = ("auto", "raise", "ignore", "evict")
+_METHODS = ("auto", "ball", "coreset")
+# core-set re-solve: stop when the squared distances of the farthest core vector and the
+# nearest active one differ by at most _CORESET_EPS R^2, or after _CORESET_ITER steps per solve
+_CORESET_EPS = 1e-4
+_CORESET_ITER = 20000
+_CORESET_SHRINK = 1.0
 
 
 class StreamSVMClassifier(BudgetClassifier):
@@ -133,8 +139,8 @@ class StreamSVMClassifier(BudgetClassifier):
     """
 
     def __init__(self, C=1.0, kernel="linear", gamma=None, degree=3, coef0=0.0, lookahead=1,
-                 n_balls=1, capacity=1000, on_full="raise", fit_intercept=True,
-                 intercept_scaling=1.0, tol=1e-6, class_weight=None):
+                 n_balls=1, capacity=1000, on_full="auto", fit_intercept=True,
+                 intercept_scaling=1.0, tol=1e-6, class_weight=None, method="auto"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -148,6 +154,7 @@ class StreamSVMClassifier(BudgetClassifier):
         self.intercept_scaling = intercept_scaling
         self.tol = tol
         self.class_weight = class_weight
+        self.method = method
 
     # ------------------------------------------------------------------ validation / state
     def _validate_params(self):
@@ -167,6 +174,13 @@ class StreamSVMClassifier(BudgetClassifier):
         if self.on_full not in _ON_FULL:
             raise ValueError(f"on_full must be one of {_ON_FULL}; got {self.on_full!r}.")
         self._check_bool("fit_intercept", self.fit_intercept)
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}; got {self.method!r}.")
+        if self.method == "coreset" and self.n_balls > 1:
+            raise ValueError("method='coreset' keeps one ball; set n_balls=1 or method='ball'.")
+        if self.on_full == "evict" and self._method() != "coreset":
+            raise ValueError("on_full='evict' needs method='coreset' (the ball updates cannot "
+                             "forget a core vector); use 'raise' or 'ignore'.")
         if self.n_balls > 1 and self.lookahead > 1:
             raise ValueError(
                 "Use either lookahead > 1 (Algorithm 2) or n_balls > 1 (Sec. 4.3), not both; "
@@ -189,16 +203,30 @@ class StreamSVMClassifier(BudgetClassifier):
             "L": int(self.lookahead),
             "K": int(self.n_balls),
             "capacity": int(self.capacity),
-            "on_full_raise": bool(self.on_full == "raise"),
+            "on_full_raise": bool(self._on_full() == "raise"),
+            "on_full_code": int(("raise", "ignore", "evict").index(self._on_full())),
             "b0": float(self.intercept_scaling) if self.fit_intercept else 0.0,
             "tol": float(self.tol),
+            "coreset": bool(self._method() == "coreset"),
         }
+
+    def _on_full(self):
+        if self.on_full != "auto":
+            return self.on_full
+        return "evict" if self._method() == "coreset" else "raise"
+
+    def _method(self):
+        if self.method != "auto":
+            return self.method
+        return "ball" if self.kernel == "linear" or self.n_balls > 1 else "coreset"
 
     def _init_state(self, n_features):
         self._cfg = self._config(n_features)
         self._st = self._new_state(self._cfg, n_features)
 
     def _mode(self, cfg):
+        if cfg.get("coreset", False):
+            return "coreset"
         if cfg["code"] != LINEAR:
             return "kernel"
         return "multiball" if cfg["K"] > 1 else "linear"
@@ -209,6 +237,12 @@ class StreamSVMClassifier(BudgetClassifier):
         mode = self._mode(cfg)
         if mode == "linear":
             st["w"] = np.zeros(d + 1)
+        elif mode == "coreset":
+            cap = cfg["capacity"]
+            st["SV"] = np.zeros((cap, d))
+            for k in ("ysv", "alpha", "sv_s", "g", "kd"):
+                st[k] = np.zeros(cap)
+            return st
         elif mode == "multiball":
             st["Wb"] = np.zeros((K + 1, d + 1))
             st["Rb"] = np.zeros(K + 1)
@@ -257,6 +291,14 @@ class StreamSVMClassifier(BudgetClassifier):
             status = meb.stream_linear(X, y_pm, sw, inv_C, cfg["b0"], cfg["L"], st["w"], st["fst"],
                                        st["ist"], st["bufX"], st["bufy"], st["bufs"], st["bufg"],
                                        st["bufk"], cfg["tol"], G, mu, r, q)
+        elif mode == "coreset":
+            cap = cfg["capacity"]
+            status = meb.stream_coreset(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], X, y_pm, sw,
+                                        inv_C, cfg["L"], cfg["on_full_code"], st["SV"], st["ysv"],
+                                        st["alpha"], st["sv_s"], st["g"], st["kd"], st["fst"],
+                                        st["ist"], _CORESET_EPS, _CORESET_ITER, _CORESET_SHRINK,
+                                        np.zeros(cap),
+                                        np.zeros(cap))
         elif mode == "multiball":
             status = meb.stream_multiball(X, y_pm, sw, inv_C, cfg["b0"], cfg["K"], st["Wb"], st["Rb"],
                                           st["Qb"], st["xib"], st["Dm"], st["fst"], st["ist"],
@@ -300,6 +342,22 @@ class StreamSVMClassifier(BudgetClassifier):
                                                   cfg["tol"], G, mu, r, q)
                 self._check_final(status)
             out["w"] = w
+        elif mode == "coreset":
+            M = int(ist[0])
+            fst = st["fst"].copy()
+            alpha = st["alpha"][:M].copy()
+            g = st["g"][:M].copy()
+            if int(ist[1]) > 0:
+                meb.coreset_solve(cfg["code"], np.asarray(cfg["kpar"]), cfg["b0"], st["SV"],
+                                  st["ysv"], alpha, st["sv_s"], g, st["kd"], M, fst, inv_C,
+                                  _CORESET_EPS, _CORESET_ITER, np.zeros(M), np.zeros(M))
+                ist[1] = 0
+                ist[meb._IST_NSOLVES] += 1
+            live = np.flatnonzero(alpha != 0.0)
+            out["SV"] = st["SV"][live].copy()
+            out["alpha"] = alpha[live]
+            out["sv_s"] = st["sv_s"][live].copy()
+            out["wn2"] = float(fst[2])
         elif mode == "multiball":
             w = np.zeros(d + 1)
             fst = np.zeros(meb.FST_SIZE)
@@ -384,11 +442,13 @@ class StreamSVMClassifier(BudgetClassifier):
         The state is a closed form of ``capacity``, ``lookahead`` L, ``n_balls`` K and
         ``n_features`` d: ``8 (meb.FST_SIZE + meb.IST_SIZE + s)`` with ``s = d + 1 + L (d + 4)``
         for a linear kernel, ``s = (K + 1) (d + 4) + (K + 1)^2`` for several balls and
-        ``s = capacity (d + 2) + L (d + 4)`` for other kernels. The fitted attributes are
+        ``s = capacity (d + 2) + L (d + 4)`` for other kernels with ``method='ball'`` and
+        ``s = capacity (d + 5)`` with ``method='coreset'``. The fitted attributes are
         recomputed after every update (see Notes): ``coef_`` and ``intercept_``,
         ``8 (d + 1)``, for a linear kernel; for other kernels ``support_vectors_``,
         ``dual_coef_`` and the slack scales of the m core vectors of the final ball,
-        ``8 (m (d + 2) + 1)``. m grows with the stream, up to ``capacity + lookahead - 1``,
+        ``8 (m (d + 2) + 1)`` (core vectors of non-zero coefficient with 'coreset'). m grows
+        with the stream, up to ``capacity + lookahead - 1`` (``capacity`` with 'coreset'),
         so with a kernel the value is the current one, not a closed form.
         """
         self._check_fitted()
@@ -400,11 +460,13 @@ class StreamSVMClassifier(BudgetClassifier):
             n += d + 1                                         # w
         elif mode == "multiball":
             n += (K + 1) * (d + 1) + 3 * (K + 1) + (K + 1) ** 2  # Wb, Rb, Qb, xib, Dm
+        elif mode == "coreset":
+            n += cfg["capacity"] * (d + 5)                     # SV, ysv, alpha, sv_s, g, kd
         else:
             n += cfg["capacity"] * (d + 2)                     # SV, alpha, sv_s
-        if mode != "multiball":
+        if mode in ("linear", "kernel"):
             n += L * (d + 4)                                   # bufX, bufy, bufs, bufg, bufk
-        if mode == "kernel":
+        if mode in ("kernel", "coreset"):
             m = int(self.support_vectors_.shape[0])
             n += m * (d + 2) + 1              # support_vectors_, dual_coef_, _sv_s, intercept_
         else:

@@ -54,11 +54,15 @@ Lookahead buffer: ``bufX`` (L, d), ``bufy``, ``bufs``, ``bufg`` (<centre, p_k>),
 import numpy as np
 from numba import njit
 
-from .kernel import kernel_value
+from .kernel import kernel_at, kernel_value
 
 OK = 0
 FULL = 1          # kernel capacity reached (policy "raise")
 SOLVER_FAIL = 2   # Gram matrix not positive definite or Newton failed
+
+FULL_RAISE = 0    # on_full policies of stream_coreset
+FULL_IGNORE = 1
+FULL_EVICT = 2
 
 _FST_FLOOR = 3    # fst[3] = 1 / (smallest example weight seen)
 FST_SIZE = 4
@@ -900,3 +904,205 @@ def dot_floor(X, w, out):
         for k in range(X.shape[1]):
             s += X[i, k] * w[k]
         out[i] = s
+
+
+# ---------------------------------------------------------------------------- core-set re-solve
+@njit(cache=True)
+def _kcol(code, kpar, b0, SV, M, i, col):
+    """col[k] = k~(x_k, x_i) for k < M (unsigned, no slack term). ``col`` modified in place."""
+    for k in range(M):
+        col[k] = kernel_at(code, kpar, SV, k, SV[i]) + b0 * b0
+
+
+@njit(cache=True)
+def coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, M, fst, inv_C, eps, max_iter,
+                  coli, colj):
+    """Re-solve the minimum enclosing ball of the M core vectors (warm start).
+
+    The MEB dual ``max_mu sum_k mu_k (k~_kk + 1/(C s_min)) - mu^T G mu`` over the simplex,
+    ``G_kl = y_k y_l k~(x_k, x_l) + [k == l]/(C s_k)`` (weighted points lifted as in the module
+    notes, which adds the same ``1/(C s_min)`` to every diagonal entry), is solved by pairwise
+    Frank-Wolfe (SMO) steps: weight moves from the active core vector nearest the centre to
+    the one farthest from it, with the exact line search. The gradient ``g = G mu`` is kept
+    for the core set; a step costs two kernel columns, O(M d). The squared distance of core
+    vector k from the centre is ``a_k + Q`` with ``a_k = k~_kk + 1/(C s_min) - 2 g_k`` and
+    ``Q = mu^T G mu``. Stops when the farthest core vector and the nearest active one differ
+    in squared distance by at most ``eps R^2``, or after ``max_iter`` steps.
+
+    ``alpha = mu y`` (signed coefficients), ``g`` and ``fst = [R, xi2, wn2, 1/s_min]`` are
+    modified in place; R is the largest distance of a core vector from the centre, so the
+    ball encloses the core set whatever the accuracy. ``ysv`` holds the labels (+-1), ``kd``
+    the augmented diagonal; ``coli``/``colj`` (>= M,) are scratch. Returns the number of steps.
+    """
+    if M == 0:
+        return 0
+    lift = fst[_FST_FLOOR] * inv_C
+    Q = 0.0
+    for k in range(M):
+        Q += alpha[k] * ysv[k] * g[k]
+    it = 0
+    R2 = 0.0
+    while True:
+        i = -1
+        j = -1
+        ai = -np.inf
+        aj = np.inf
+        for k in range(M):
+            a = kd[k] + lift - 2.0 * g[k]
+            if a > ai:
+                ai = a
+                i = k
+            if alpha[k] != 0.0 and a < aj:
+                aj = a
+                j = k
+        R2 = ai + Q
+        if R2 < 0.0:
+            R2 = 0.0
+        if it >= max_iter or i == j or ai - aj <= eps * R2:
+            break
+        _kcol(code, kpar, b0, SV, M, i, coli)
+        _kcol(code, kpar, b0, SV, M, j, colj)
+        yi = ysv[i]
+        yj = ysv[j]
+        di = inv_C / sv_s[i]
+        dj = inv_C / sv_s[j]
+        curv = coli[i] + di + colj[j] + dj - 2.0 * yi * yj * coli[j]
+        muj = alpha[j] * yj
+        t = muj
+        if curv > 0.0:
+            t = 0.5 * (ai - aj) / curv
+            if t > muj:
+                t = muj
+        Q += 2.0 * t * (g[i] - g[j]) + t * t * curv
+        for k in range(M):
+            g[k] += t * ysv[k] * (yi * coli[k] - yj * colj[k])
+        g[i] += t * di
+        g[j] -= t * dj
+        alpha[i] += t * yi
+        if t == muj:
+            alpha[j] = 0.0
+        else:
+            alpha[j] -= t * yj
+        it += 1
+    Q = 0.0
+    xi2 = 0.0
+    for k in range(M):
+        Q += alpha[k] * ysv[k] * g[k]
+        xi2 += alpha[k] * alpha[k] / sv_s[k]
+    fst[0] = np.sqrt(R2)
+    fst[1] = xi2
+    fst[2] = Q - xi2 * inv_C
+    return it
+
+
+@njit(cache=True)
+def stream_coreset(code, kpar, b0, X, y, sw, inv_C, L, on_full, SV, ysv, alpha, sv_s, g, kd,
+                   fst, ist, eps, max_iter, shrink, coli, colj):
+    """One pass of the core-set StreamSVM: a point outside the current ball shrunk to radius
+    ``sqrt(shrink) R`` (``shrink`` <= 1: also points just inside join) joins the core set
+    (coefficient 0) and the MEB of the core set is re-solved (``coreset_solve``) after every L
+    such points. A core vector whose coefficient fell to 0 gives its row to the next newcomer
+    when the capacity is reached; with no such row the ``on_full`` policy applies:
+    ``FULL_RAISE`` returns ``FULL`` (ist[5] = row), ``FULL_IGNORE`` skips the point (counted
+    in ist[4]), ``FULL_EVICT`` gives the row of the core vector of smallest coefficient
+    ``mu_r`` to the newcomer with that coefficient (a pairwise step from r to the newcomer
+    of length ``mu_r``: ``g`` stays exact, two kernel columns).
+
+    The ball is the exact MEB of the core set (to ``eps``), not an enclosing ball of the
+    stream: a point that was inside an earlier ball may lie outside a later one. State arrays
+    (capacity rows): ``SV``, ``ysv``, ``alpha``, ``sv_s``, ``g``, ``kd``; ``fst``, ``ist``
+    (ist[1] = points added since the last solve); all modified in place.
+    """
+    n = X.shape[0]
+    cap = SV.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        s_i = sw[i]
+        if s_i <= 0.0:
+            continue
+        x = X[i]
+        yi = y[i]
+        M = ist[_IST_M]
+        kxx = _kaug(code, kpar, b0, x, x)
+        ist[_IST_NSEEN] += 1
+        h2, eps_r = _lift(fst, s_i, inv_C)
+        lift = fst[_FST_FLOOR] * inv_C
+        f = 0.0
+        for a in range(M):
+            c = alpha[a]
+            if c != 0.0:
+                f += c * (kernel_at(code, kpar, SV, a, x) + b0 * b0)
+        Q = fst[2] + fst[1] * inv_C
+        if M > 0:
+            dist2 = kxx + lift - 2.0 * yi * f + Q
+            R = fst[0]
+            if eps_r > 0.0:
+                R = np.sqrt(R * R + eps_r)
+                fst[0] = R
+            if dist2 < shrink * R * R:
+                continue
+        slot = M
+        if M == cap:
+            slot = -1
+            for a in range(M):
+                if alpha[a] == 0.0:
+                    slot = a
+                    break
+            if slot < 0:
+                if on_full == FULL_RAISE:
+                    ist[_IST_FAILROW] = i
+                    return FULL
+                if on_full == FULL_IGNORE:
+                    ist[_IST_NSKIPPED] += 1
+                    continue
+                r = 0
+                for a in range(1, M):
+                    if abs(alpha[a]) < abs(alpha[r]):
+                        r = a
+                mur = alpha[r] * ysv[r]
+                yr = ysv[r]
+                _kcol(code, kpar, b0, SV, M, r, coli)
+                for a in range(M):
+                    colj[a] = kernel_at(code, kpar, SV, a, x) + b0 * b0
+                for a in range(M):
+                    if a != r:
+                        g[a] += mur * ysv[a] * (yi * colj[a] - yr * coli[a])
+                g[r] = yi * f - mur * yi * yr * colj[r] + mur * (kxx + inv_C / s_i)
+                alpha[r] = mur * yi
+                for k in range(d):
+                    SV[r, k] = x[k]
+                ysv[r] = yi
+                sv_s[r] = s_i
+                kd[r] = kxx
+                ist[_IST_NBUF] += 1
+                if ist[_IST_NBUF] >= L:
+                    coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, M, fst, inv_C,
+                                  eps, max_iter, coli, colj)
+                    ist[_IST_NBUF] = 0
+                    ist[_IST_NSOLVES] += 1
+                ist[_IST_NSKIPPED] += 1
+                continue
+        for k in range(d):
+            SV[slot, k] = x[k]
+        ysv[slot] = yi
+        sv_s[slot] = s_i
+        kd[slot] = kxx
+        if M == 0:
+            alpha[0] = yi
+            g[0] = kxx + inv_C / s_i
+            fst[0] = np.sqrt(h2)
+            fst[1] = 1.0 / s_i
+            fst[2] = kxx
+            ist[_IST_M] = 1
+            continue
+        alpha[slot] = 0.0
+        g[slot] = yi * f
+        if slot == M:
+            ist[_IST_M] = M + 1
+        ist[_IST_NBUF] += 1
+        if ist[_IST_NBUF] >= L:
+            coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, ist[_IST_M], fst, inv_C,
+                          eps, max_iter, coli, colj)
+            ist[_IST_NBUF] = 0
+            ist[_IST_NSOLVES] += 1
+    return OK
