@@ -343,6 +343,118 @@ def test_multiball_matches_explicit_reference(rng, K, weighted):
         assert clf.radius_ <= 1.5 * upper * (1 + 1e-9)
 
 
+# ------------------------------------------------------------------ several balls, any kernel
+def _kfn(clf):
+    cfg = clf._cfg
+    kpar = np.asarray(cfg["kpar"])
+    return lambda A, B: np.array([[kernel_value(cfg["code"], kpar, a, b) for b in B] for a in A]) \
+        + cfg["b0"] ** 2
+
+
+def _item_distances(clf, X, y_pm):
+    """Distance of every point's augmented image to every live item of a several-balls model
+    with core vectors (before the final merge), computed from scratch in NumPy."""
+    st, C = clf._st, clf._cfg["C"]
+    M, nb = int(st["ist"][0]), int(st["ist"][1])
+    SV, alpha, owner = st["SV"][:M], st["alpha"][:M], st["owner"][:M]
+    K = _kfn(clf)
+    KX, KS = K(X, SV), K(SV, SV)
+    kxx = np.diag(K(X, X))
+    out = np.empty((len(y_pm), nb))
+    Gb = np.empty((nb, nb))
+    for b in range(nb):
+        ab = np.where(owner == b, alpha, 0.0)
+        for c in range(nb):
+            Gb[b, c] = ab @ KS @ np.where(owner == c, alpha, 0.0)
+        lam = np.zeros(len(y_pm))
+        for m in np.flatnonzero(owner == b):
+            row = np.flatnonzero(np.all(X == SV[m], axis=1))
+            assert row.size == 1
+            lam[row[0]] = alpha[m] * y_pm[row[0]]
+        xib = st["xib"][b]
+        d2 = Gb[b, b] - 2 * y_pm * (KX @ ab) + kxx + (xib + 1.0 - 2.0 * lam) / C
+        out[:, b] = np.sqrt(np.maximum(d2, 0.0))
+    return out, Gb
+
+
+def _meb_lower_bound(Kaug, y_pm, C):
+    """sqrt of the MEB dual value at an SLSQP solution: no enclosing ball is smaller."""
+    n = len(y_pm)
+    G = Kaug * np.outer(y_pm, y_pm) + np.eye(n) / C
+    dg = np.diag(G)
+    res = minimize(lambda m: -(m @ dg - m @ G @ m), np.full(n, 1.0 / n),
+                   jac=lambda m: -(dg - 2 * G @ m), bounds=[(0.0, 1.0)] * n, method="SLSQP",
+                   constraints=[{"type": "eq", "fun": lambda m: m.sum() - 1.0}],
+                   options={"ftol": 1e-14, "maxiter": 3000})
+    mu = np.clip(res.x, 0, None)
+    mu /= mu.sum()
+    return np.sqrt(mu @ dg - mu @ G @ mu)
+
+
+@pytest.mark.parametrize("K,L", [(3, 1), (3, 5), (2, 8)])
+@pytest.mark.parametrize("kernel,kw", [("rbf", dict(gamma=0.5)),
+                                       ("poly", dict(gamma=0.3, coef0=1.0, degree=2)),
+                                       ("linear", dict())])
+def test_several_balls_and_lookahead_every_kernel_certificates(rng, kernel, kw, K, L):
+    """Sec. 4.3 for every kernel, alone (L = 1) and with lookahead (L > 1). Certificates:
+    after the stream every point lies in one of the K items (the invariant of the multiple
+    balls), the carried Gram of the item centres equals the one recomputed from the core
+    vectors, the final merged ball encloses every point, and no enclosing ball is smaller
+    than the exact MEB (dual lower bound)."""
+    X, y = _stream(rng, n=60, d=2, shift=0.5)
+    C = 2.0
+    clf = StreamSVMClassifier(C=C, kernel=kernel, n_balls=K, lookahead=L, **kw).fit(X, y)
+    if kernel == "linear" and L == 1:
+        assert "Wb" in clf._st                     # the explicit-w path of stream_multiball
+        return
+    nb = int(clf._st["ist"][1])
+    assert nb == K
+    if L > 1:
+        # absorb the buffer as the final ball does, on the live model
+        assert int(clf._st["nbuf"][0]) < L
+    dist, Gb = _item_distances(clf, X, y)
+    np.testing.assert_allclose(clf._st["Gb"][:nb, :nb], Gb, rtol=1e-9, atol=1e-11)
+    pending = np.zeros(len(y), bool)
+    for row in clf._st["bufrow"][:int(clf._st["nbuf"][0])]:
+        pending |= np.all(X == clf._st["SV"][row], axis=1)
+    inside = (dist <= clf._st["Rb"][:nb] * (1 + 1e-9)).any(axis=1)
+    assert inside[~pending].all()
+    fin, _ = _augmented_distances(clf, X, y)
+    assert fin.max() <= clf.radius_ * (1 + 1e-9)
+    Kaug = _kfn(clf)(X, X)
+    assert clf.radius_ >= _meb_lower_bound(Kaug, y, C) * (1 - 1e-7)
+    f = _kfn(clf)(X, clf.support_vectors_) @ clf.dual_coef_[0]
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("K", [2, 4])
+def test_several_balls_kernel_path_matches_linear_path_and_reference(rng, K):
+    """With L = 1 the core-vector implementation (linear kernel through 'poly', degree 1)
+    gives the same balls as the explicit-w implementation and the explicit reference."""
+    X, y = _stream(rng, n=50, d=3, shift=0.5)
+    C = 1.5
+    lin = StreamSVMClassifier(C=C, n_balls=K).fit(X, y)
+    ker = StreamSVMClassifier(C=C, n_balls=K, capacity=100, **LIN1).fit(X, y)
+    assert "Gb" in ker._st
+    _, _, R, _ = multiball_reference(X, y, C, K, b0=1.0)
+    assert ker.radius_ == pytest.approx(R, rel=1e-6)
+    assert ker.radius_ == pytest.approx(lin.radius_, rel=1e-9)
+    np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), rtol=1e-7,
+                               atol=1e-9)
+    nb = int(ker._st["ist"][1])
+    np.testing.assert_allclose(np.sort(ker._st["Rb"][:nb]), np.sort(lin._st["Rb"][:nb]),
+                               rtol=1e-10)
+
+
+def test_lookahead_with_one_ball_per_point_is_exact(rng):
+    """K balls and a buffer that never fills: with as many balls as points every point is its
+    own item and the final merge is the exact MEB."""
+    X, y = _stream(rng, n=12, d=2, shift=0.5)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, n_balls=12, lookahead=4).fit(X, y)
+    lower = _meb_lower_bound(_kfn(clf)(X, X), y, 1.0)
+    assert lower * (1 - 1e-7) <= clf.radius_ <= lower * (1 + 1e-5)
+
+
 # ------------------------------------------------------------------ streaming API
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
                                     dict(kernel="rbf", gamma=0.5, lookahead=4, method="ball"),
@@ -406,7 +518,8 @@ def test_capacity_error_leaves_model_unchanged(rng):
 @pytest.mark.parametrize("bad,msg", [
     (dict(C=0.0), "C must be"), (dict(lookahead=0), "lookahead"), (dict(n_balls=1.5), "n_balls"),
     (dict(kernel="sigmoid"), "kernel"), (dict(on_full="drop"), "on_full"),
-    (dict(lookahead=3, n_balls=2), "not both"), (dict(kernel="rbf", n_balls=2), "linear. only"),
+    (dict(method="coreset", n_balls=2), "coreset"), (dict(on_full="evict", method="ball"), "evict"),
+    (dict(method="exact"), "method"),
     (dict(tol=2.0), "tol"),
 ])
 def test_bad_parameters(rng, bad, msg):
