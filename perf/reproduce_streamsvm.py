@@ -136,13 +136,15 @@ def batch_baselines(Xa, ya, Xb, yb):
 KERNEL_VARIANTS = (
     ("Algorithm 1 (method='ball')", dict(method="ball", capacity=20000)),
     ("Algorithm 2, L = 10 (method='ball')", dict(method="ball", lookahead=10, capacity=20000)),
-    ("core set, L = 10", dict(lookahead=10)),
-    ("core set (default)", dict()),
+    ("several balls, K = 5 (method='ball')", dict(n_balls=5, capacity=20000)),
+    ("several balls, K = 5, L = 10", dict(n_balls=5, lookahead=10, capacity=20000)),
+    ("core set, L = 1", dict(lookahead=1)),
+    ("core set (default: L = 10)", dict()),
 )
 
 
 def kernel_sets(data_dir):
-    """The four sets of the RBF study: standardised, at most 5,000 training rows."""
+    """The sets of the RBF study (at most 5,000 training rows)."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
 
@@ -166,6 +168,8 @@ def kernel_sets(data_dir):
     out["checkerboard"] = (A, ya, B, yb, "4x4 board, 2,000 / 2,000 (seeds 1 / 2), standardised")
     Xa, ya, Xb, yb = load_paper_dataset("banana", data_dir, standardize=True)
     out["banana"] = (Xa, ya, Xb, yb, "../shared/data/banana, the loader's split, standardised")
+    Xa, ya, Xb, yb = load_paper_dataset("ripley", data_dir, standardize=True)
+    out["ripley"] = (Xa, ya, Xb, yb, "../shared/data/ripley (synth.tr / synth.te), standardised")
     Xa, ya, Xb, yb = load_paper_dataset("ijcnn", data_dir)
     r = np.random.default_rng(0)
     ia = r.choice(len(ya), 3000, replace=False)
@@ -206,12 +210,13 @@ def kernel_study(args):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 4.2))
+        fig, axes = plt.subplots(1, len(results), figsize=(3.6 * len(results), 4.4))
         for ax, (name, (shape, _, _, gamma, svc, accs)) in zip(axes, results.items()):
             ax.boxplot([a for a, _ in accs.values()], whis=(10, 90))
             ax.axhline(svc, color="C3", ls="--", label=f"SVC {svc:.1f}")
-            ax.set_xticks(range(1, len(accs) + 1), ["Alg. 1", "Alg. 2\nL=10", "core set\nL=10",
-                                                     "core set\n(default)"])
+            ax.set_xticks(range(1, len(accs) + 1),
+                          ["Alg. 1", "Alg. 2\nL=10", "K=5", "K=5\nL=10", "core\nL=1",
+                           "core\n(default)"])
             ax.set_title(f"{name} (n = {shape[0]:,}, d = {shape[1]})")
             ax.set_ylabel("test accuracy (%)")
             ax.legend(loc="lower right")
@@ -388,7 +393,68 @@ def main():
     if png is not None:
         lines += ["", f"![lookahead sweep]({png.name})"]
     out.write_text("\n".join(lines) + "\n" + NOTES)
-    print(f"wrote {out}" + (f" and {png}" if png else ""))
+    t1 = write_table1(out.with_name("streamsvm_table1.md"), rows, args.orders)
+    print(f"wrote {out}, {t1}" + (f" and {png}" if png else ""))
+
+
+# Why a row cannot match, from the experiments in streamsvm.md (same script, same run).
+REASONS = {
+    "Synthetic A": "data: the paper's generator is not published; ours (separability 0.85, the "
+                   "stated value) gives a ~85 % Bayes rate for A, B and C alike, while the paper's "
+                   "own libSVM column (96.5 / 66.0 / 93.2) shows its three sets differ. Our batch "
+                   "l2-SVM sits at 83-85 %, so no StreamSVM variant can reach the paper's cells.",
+    "Synthetic B": "data: as Synthetic A (paper's libSVM 66.0 % says B was much harder than ours).",
+    "Synthetic C": "data: as Synthetic A; ours is ~85 % separable, the paper's C 93 %.",
+    "Waveform": "scaling: the MEB is the l2-SVM only when k(x, x) is constant; on unit-norm rows "
+                "Algo-2 matches the paper, on standardised rows it does not; Algo-1's spread over "
+                "orders (sd 5-9 points) is larger than the gap.",
+    "MNIST (0vs1)": "data size: 800 training digits of the 5k subset (paper 12,665); unit-norm rows "
+                    "reach the paper's Algo-2 within 1 point, Algo-1 spreads over orders.",
+    "MNIST (8vs9)": "data size: 800 training digits (paper 11,800); Figure 3's sweep shows Algo-2 "
+                    "still rising with L on this subset; Algo-1's sd over orders is 7-14 points.",
+    "IJCNN": "ordering/imbalance: 90.5 % of the test set is one class and Algo-2's ball is "
+             "order-dependent (sd 10-13 points over orders; some orders give near-constant "
+             "predictors); the paper reports one order.",
+    "w3a": "data: w3a is not in ../shared/data; the w8a.t stand-in has 3 % positives and both "
+           "algorithms sit at the majority rate (97 %), above the paper's 88.6 / 89.1 % (which "
+           "are below w3a's own majority rate).",
+}
+
+
+def write_table1(path, rows, n_orders):
+    """Paper 001 Table 1 cell by cell: paper, ours (raw and unit-norm rows), within 2 points?"""
+    lines = [
+        "# StreamSVM (paper 001) Table 1: cell by cell",
+        "",
+        "Generated by `perf/reproduce_streamsvm.py` (`fastbudget reproduce streamsvm`), the same "
+        f"run as `streamsvm.md`; StreamSVM cells are means over {n_orders} random stream orders, "
+        "linear kernel, C = 1, b0 = 1, Algo-2 with L = 10. *ours* gives the raw and the "
+        "unit-norm-row scaling; a cell is **within 2** when either is within 2 points of the "
+        "paper. The libSVM cell compares with SVC (linear, C = 1) where n_train <= 5,000, else "
+        "with the batch l2-SVM (LinearSVC, squared hinge).",
+        "",
+        "| Data set | column | paper | ours raw | ours unit | within 2 | reason when not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    n_ok = n_all = 0
+    for name, d, ntr, nte, how, res, base, ts in rows:
+        p = PAPER[name]
+        batch = base["svc"][0] if "svc" in base else base["l2svm"][0]
+        cells = [("libSVM (batch)", p[0], batch, None),
+                 ("Algo-1", p[1], 100 * res["raw", 1].mean(), 100 * res["unit", 1].mean()),
+                 ("Algo-2", p[2], 100 * res["raw", L_TABLE].mean(),
+                  100 * res["unit", L_TABLE].mean())]
+        for col, paper, raw, unit in cells:
+            ok = abs(raw - paper) <= 2 or (unit is not None and abs(unit - paper) <= 2)
+            n_ok += ok
+            n_all += 1
+            u = "—" if unit is None else f"{unit:.2f}"
+            lines.append(f"| {name} | {col} | {paper} | {raw:.2f} | {u} | "
+                         f"{'yes' if ok else 'no'} | {'' if ok else REASONS[name]} |")
+    lines += ["", f"{n_ok} of {n_all} cells within 2 points. The experiments behind each reason "
+              "(scalings, lookahead sweep, spread over orders) are in `streamsvm.md`."]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 if __name__ == "__main__":

@@ -343,6 +343,60 @@ def test_multiball_matches_explicit_reference(rng, K, weighted):
         assert clf.radius_ <= 1.5 * upper * (1 + 1e-9)
 
 
+# ------------------------------------------------------------------ core-set re-solve (default)
+@pytest.mark.parametrize("kernel,kw", [("rbf", dict(gamma=0.5)),
+                                       ("poly", dict(gamma=0.3, coef0=1.0, degree=2))])
+@pytest.mark.parametrize("L,cap,weighted", [(1, 500, False), (10, 500, False), (1, 25, False),
+                                            (10, 25, True)])
+def test_coreset_is_the_meb_of_its_core_vectors(rng, kernel, kw, L, cap, weighted):
+    """method='coreset': the final ball is the minimum enclosing ball of the core vectors to the
+    solver's accuracy (KKT spread <= eps R^2, radius between the dual lower bound and the
+    farthest core vector), the carried gradient g = G mu is exact also after evictions
+    (capacity 25 < stream), and the decision function is sum alpha_m k~(x_m, x)."""
+    from fastbudget.estimators import streamsvm as mod
+    X, y = _stream(rng, n=150, d=2, shift=0.4)
+    sw = rng.uniform(0.5, 2.0, size=len(y)) if weighted else None
+    C = 2.0
+    clf = StreamSVMClassifier(C=C, kernel=kernel, lookahead=L, capacity=cap, **kw)
+    clf.fit(X, y, sample_weight=sw)
+    assert clf._mode(clf._cfg) == "coreset"
+    st = clf._st
+    M = int(st["ist"][0])
+    assert M <= cap
+    if cap < 150 and kernel == "rbf":
+        assert clf.n_skipped_ > 0                          # evictions happened
+    SV, ysv, al, s = st["SV"][:M], st["ysv"][:M], st["alpha"][:M], st["sv_s"][:M]
+    Kc = _kfn(clf)(SV, SV)
+    G = Kc * np.outer(ysv, ysv) + np.diag(1.0 / (C * s))
+    np.testing.assert_allclose(st["g"][:M], G @ (al * ysv), rtol=1e-9, atol=1e-12)
+    assert np.all(al * ysv >= 0) and (al * ysv).sum() == pytest.approx(1.0, rel=1e-12)
+    # the fitted (final) ball: only rows of non-zero coefficient are reported
+    keep = np.flatnonzero(clf.dual_coef_[0] != 0)
+    assert keep.size == clf.dual_coef_.shape[1]
+    rows = [np.flatnonzero(np.all(SV == v, axis=1))[0] for v in clf.support_vectors_]
+    alpha = np.zeros(M)
+    alpha[rows] = clf.dual_coef_[0]
+    s_min = None if sw is None else sw.min()
+    far, dual, gap = coreset_meb_certificate(Kc, ysv, C, alpha, s, s_min=s_min)
+    assert gap <= mod._CORESET_EPS * far * (1 + 1e-9)
+    assert dual <= far * (1 + 1e-12)
+    assert clf.radius_ ** 2 == pytest.approx(far, rel=1e-9)
+    assert far - dual <= mod._CORESET_EPS * far
+    f = _kfn(clf)(X, clf.support_vectors_) @ clf.dual_coef_[0]
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+
+
+def test_coreset_tracks_exact_l2svm_on_a_small_stream(rng):
+    """With room for every point and a stream short enough to be re-solved at every newcomer,
+    the core-set model predicts as the exact MEB (the l2-SVM) of the whole stream."""
+    X, y = _stream(rng, n=80, d=2, shift=0.5)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, lookahead=1).fit(X, y)
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)) + 1.0
+    coef = _weighted_l2svm_dual(K, y, 1.0, np.ones(len(y)))
+    agree = np.mean(np.sign(clf.decision_function(X)) == np.sign(K @ coef))
+    assert agree >= 0.95, agree
+
+
 # ------------------------------------------------------------------ several balls, any kernel
 def _kfn(clf):
     cfg = clf._cfg

@@ -21,6 +21,7 @@ _METHODS = ("auto", "ball", "coreset")
 _CORESET_EPS = 1e-4
 _CORESET_ITER = 20000
 _CORESET_SHRINK = 1.0
+_CORESET_L = 10      # lookahead='auto' with method='coreset': re-solve after every 10 newcomers
 
 
 class StreamSVMClassifier(BudgetClassifier):
@@ -46,10 +47,14 @@ class StreamSVMClassifier(BudgetClassifier):
     degree : int, default=3
         Degree of the polynomial kernel (a whole number >= 1, as in scikit-learn).
     coef0 : float, default=0.0
-    lookahead : int, default=1
+    lookahead : int or 'auto', default='auto'
         L of Algorithm 2. 1 is Algorithm 1 (closed-form update); L > 1 buffers the points the
         ball does not enclose and, when L are buffered, replaces the ball by the minimum ball
-        enclosing the old ball and the buffer (solved to relative accuracy ``tol``).
+        enclosing the old ball and the buffer (solved to relative accuracy ``tol``). With
+        ``method='coreset'`` the core set is re-solved after every L newcomers. 'auto' is 1
+        with ``method='ball'`` (the paper's Algorithm 1) and 10 with ``method='coreset'``
+        (over 20 stream orders of the checkerboard, L = 10 keeps the 10th percentile within
+        2 points of the median where L = 1 spreads 3.5 points). *Changed:* the default was 1.
     n_balls : int, default=1
         Number of balls of the multiple-balls variant (Sec. 4.3), for every kernel and with
         lookahead: with ``lookahead > 1`` the points no ball encloses wait in a buffer; when L
@@ -158,7 +163,7 @@ class StreamSVMClassifier(BudgetClassifier):
     True
     """
 
-    def __init__(self, C=1.0, kernel="linear", gamma=None, degree=3, coef0=0.0, lookahead=1,
+    def __init__(self, C=1.0, kernel="linear", gamma=None, degree=3, coef0=0.0, lookahead="auto",
                  n_balls=1, capacity=1000, on_full="auto", fit_intercept=True,
                  intercept_scaling=1.0, tol=1e-6, class_weight=None, method="auto"):
         self.C = C
@@ -184,7 +189,8 @@ class StreamSVMClassifier(BudgetClassifier):
         self._check_param("gamma", self.gamma, low=0.0, allow=(None, "auto", "scale"))
         self._check_param("degree", self.degree, low=1, low_inclusive=True, integer=True)
         self._check_param("coef0", self.coef0)
-        self._check_param("lookahead", self.lookahead, low=1, low_inclusive=True, integer=True)
+        self._check_param("lookahead", self.lookahead, low=1, low_inclusive=True, integer=True,
+                          allow=("auto",))
         self._check_param("n_balls", self.n_balls, low=1, low_inclusive=True, integer=True)
         self._check_param("capacity", self.capacity, low=1, low_inclusive=True, integer=True)
         self._check_param("intercept_scaling", self.intercept_scaling, low=0.0)
@@ -213,7 +219,7 @@ class StreamSVMClassifier(BudgetClassifier):
             "C": float(self.C),
             "code": int(KERNEL_CODES[self.kernel]),
             "kpar": [gamma, float(self.degree), float(self.coef0)],
-            "L": int(self.lookahead),
+            "L": self._lookahead(),
             "K": int(self.n_balls),
             "capacity": int(self.capacity),
             "on_full_raise": bool(self._on_full() == "raise"),
@@ -222,6 +228,11 @@ class StreamSVMClassifier(BudgetClassifier):
             "tol": float(self.tol),
             "coreset": bool(self._method() == "coreset"),
         }
+
+    def _lookahead(self):
+        if self.lookahead != "auto":
+            return int(self.lookahead)
+        return _CORESET_L if self._method() == "coreset" else 1
 
     def _on_full(self):
         if self.on_full != "auto":
