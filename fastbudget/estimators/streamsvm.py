@@ -603,9 +603,22 @@ class StreamSVMClassifier(BudgetClassifier):
             if "SV" in ref and ist[meb._IST_M] > want["capacity"]:
                 raise ValueError(f"{int(ist[meb._IST_M])} core vectors stored but capacity is "
                                  f"{want['capacity']}")
+            if "owner" in ref and ist[meb._IST_NBUF] > want["K"]:
+                raise ValueError(f"{int(ist[meb._IST_NBUF])} balls stored but n_balls is "
+                                 f"{want['K']}")
             if "bufX" in ref and ist[meb._IST_NBUF] > want["L"]:
                 raise ValueError(f"{int(ist[meb._IST_NBUF])} points buffered but lookahead is "
                                  f"{want['L']}")
+
+        owner, bufrow, nbuf = (state.get("st_" + k) for k in ("owner", "bufrow", "nbuf"))
+        if "owner" in ref and isinstance(owner, np.ndarray) and owner.size and (
+                owner.min() < -1 or owner.max() > want["K"]):
+            raise ValueError("state array 'owner' holds a ball index outside [-1, n_balls]")
+        if "nbuf" in ref and isinstance(nbuf, np.ndarray) and isinstance(bufrow, np.ndarray):
+            nb = int(nbuf[0]) if nbuf.size == 1 else -1
+            if not 0 <= nb <= want["L"] or (nb and (bufrow[:nb].min() < 0
+                                                    or bufrow[:nb].max() >= want["capacity"])):
+                raise ValueError("state arrays 'nbuf'/'bufrow' do not fit lookahead and capacity")
 
     def _set_state(self, state):
         """Restore a state produced by ``_get_state`` exactly (``classes_`` and
