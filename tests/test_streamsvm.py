@@ -291,6 +291,24 @@ def test_state_saved_without_weight_floor_still_loads(rng):
                                    rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("params", [dict(), dict(n_balls=2), dict(lookahead=4),
+                                    dict(kernel="rbf", method="ball", lookahead=3)])
+def test_state_saved_before_method_still_continues(rng, params):
+    """States saved before ``method`` and ``on_full='evict'`` existed (no cfg_coreset,
+    cfg_on_full_code) load and continue training exactly as the ball updates they ran."""
+    X, y = _stream(rng, n=80)
+    full = StreamSVMClassifier(**params).fit(X, y)
+    half = StreamSVMClassifier(**params).fit(X[:40], y[:40])
+    state = half._get_state()
+    del state["cfg_coreset"], state["cfg_on_full_code"]
+    old = StreamSVMClassifier(**params)
+    old.classes_, old.n_features_in_ = half.classes_, half.n_features_in_
+    old._set_state(state)
+    old.partial_fit(X[40:], y[40:])
+    np.testing.assert_allclose(old.decision_function(X), full.decision_function(X),
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_lookahead_as_long_as_stream_gives_exact_meb(rng):
     X, y = _stream(rng, n=50, d=3, shift=0.5)
     C = 2.0

@@ -627,6 +627,9 @@ class StreamSVMClassifier(BudgetClassifier):
         if not cfg or not any(k.startswith("st_") for k in state):
             raise ValueError("state is incomplete; pass the dict returned by _get_state().")
         cfg["kpar"] = [float(v) for v in cfg["kpar"]]
+        # files saved before method= and on_full='evict' existed ran the ball updates
+        cfg.setdefault("coreset", False)
+        cfg.setdefault("on_full_code", 0 if cfg.get("on_full_raise", True) else 1)
         st = {k[3:]: np.array(v, copy=True) for k, v in state.items() if k.startswith("st_")}
         st["ist"] = st["ist"].astype(np.int64)
         if st["fst"].size < meb.FST_SIZE:   # saved before the weight floor: set by the next example
