@@ -38,6 +38,8 @@ def warmup(verbose=False):
         jobs.append(IncrementalSVC(kernel=kernel, gamma=1.0, capacity=64))
     jobs += [
         StreamSVMClassifier(), StreamSVMClassifier(kernel="rbf", gamma=1.0, lookahead=4),
+        StreamSVMClassifier(kernel="rbf", gamma=1.0, lookahead=4, method="ball"),
+        StreamSVMClassifier(kernel="rbf", gamma=1.0, n_balls=3, lookahead=4),
         StreamSVMClassifier(n_balls=3), RandomBudgetClassifier(budget=8, gamma=1.0),
         ForgetronClassifier(budget=8, gamma=1.0), PerceptronClassifier(budget=8, gamma=1.0),
         PegasosClassifier(), BSGDClassifier(budget=8, gamma=1.0),

@@ -1042,7 +1042,7 @@ REGISTRY = {
     "tvm-figure3": (figure3, "Paper 000 Figure 3: accuracy vs examples, B = 20, 100, 500"),
     "streamsvm": (_hook("reproduce_streamsvm.py", _streamsvm_args),
                   "Paper 001 Table 1 and Figure 3 (perf/reproduce_streamsvm.py; writes "
-                  "<out>/streamsvm.md; --orders x 4 orders)"),
+                  "<out>/streamsvm.md and streamsvm_table1.md; --orders x 4 orders)"),
     "span": (_hook("reproduce_span.py", _script_args("--seeds")),
              "Paper 002: span vs LRU (perf/reproduce_span.py; writes <out>/span.md; "
              "--orders = seeds)"),

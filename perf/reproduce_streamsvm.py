@@ -5,8 +5,13 @@ Usage::
     python perf/reproduce_streamsvm.py [--data ../shared/data] [--orders 20] [--sweep-orders 100]
                                        [--out docs/results/streamsvm.md]
 
+    python perf/reproduce_streamsvm.py --kernel [--data ../shared/data] [--orders 20]
+                                       [--out docs/results/streamsvm_kernel.md]
+
 Writes a Markdown report (and ``streamsvm_lookahead.png`` next to it when matplotlib is
-installed). Every StreamSVM number is the mean test accuracy over random orders of the
+installed). ``--kernel`` instead runs the RBF study: test accuracy over random stream orders
+of Algorithm 1, Algorithm 2 and the core-set re-solve (the default for kernels) against
+``SVC`` with the same gamma, with box plots (``streamsvm_kernel.png``). Every StreamSVM number is the mean test accuracy over random orders of the
 training stream (seeded); C = 1, the bias as an augmented constant feature (b0 = 1).
 """
 import argparse
@@ -128,13 +133,189 @@ def batch_baselines(Xa, ya, Xb, yb):
     return out
 
 
+KERNEL_VARIANTS = (
+    ("Algorithm 1 (method='ball')", dict(method="ball", capacity=20000)),
+    ("Algorithm 2, L = 10 (method='ball')", dict(method="ball", lookahead=10, capacity=20000)),
+    ("several balls, K = 5 (method='ball')", dict(n_balls=5, capacity=20000)),
+    ("several balls, K = 5, L = 10", dict(n_balls=5, lookahead=10, capacity=20000)),
+    ("core set, L = 1", dict(lookahead=1)),
+    ("core set (default: L = 10)", dict()),
+)
+
+
+def _stamp():
+    """'commit abc1234, 2026-11-25' for the report headers."""
+    import datetime
+    import subprocess
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                             capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        sha = "unknown"
+    return f"commit {sha}, {datetime.date.today().isoformat()}"
+
+
+def kernel_sets(data_dir):
+    """The sets of the RBF study (at most 5,000 training rows)."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    from fastbudget.datasets import make_checkerboard
+    from fastbudget.datasets.standardize import StreamingStandardizer
+
+    def std(Xa, Xb):
+        sc = StreamingStandardizer().fit(Xa)
+        return sc.transform(Xa), sc.transform(Xb)
+
+    out = {}
+    X, y = load_breast_cancer(return_X_y=True)
+    y = np.where(y == 1, 1, -1)
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    A, B = std(Xa, Xb)
+    out["breast_cancer"] = (A, ya, B, yb, "scikit-learn, stratified 70/30 split (seed 0), "
+                            "standardised")
+    Xa, ya = make_checkerboard(2000, random_state=1)
+    Xb, yb = make_checkerboard(2000, random_state=2)
+    A, B = std(Xa, Xb)
+    out["checkerboard"] = (A, ya, B, yb, "4x4 board, 2,000 / 2,000 (seeds 1 / 2), standardised")
+    Xa, ya, Xb, yb = load_paper_dataset("banana", data_dir, standardize=True)
+    out["banana"] = (Xa, ya, Xb, yb, "../shared/data/banana, the loader's split, standardised")
+    Xa, ya, Xb, yb = load_paper_dataset("ripley", data_dir, standardize=True)
+    out["ripley"] = (Xa, ya, Xb, yb, "../shared/data/ripley (synth.tr / synth.te), standardised")
+    Xa, ya, Xb, yb = load_paper_dataset("ijcnn", data_dir)
+    r = np.random.default_rng(0)
+    ia = r.choice(len(ya), 3000, replace=False)
+    ib = r.choice(len(yb), 3000, replace=False)
+    out["ijcnn1"] = (Xa[ia], ya[ia], Xb[ib], yb[ib],
+                     "../shared/data/ijcnn1, seeded 3,000-row samples of train and test, "
+                     "LIBSVM's scaling as shipped")
+    return out
+
+
+def kernel_study(args):
+    from sklearn.svm import SVC
+
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    t_all = time.perf_counter()
+    results = {}
+    for name, (Xa, ya, Xb, yb, how) in kernel_sets(args.data).items():
+        gamma = 1.0 / Xa.shape[1]
+        svc = 100 * SVC(C=1.0, gamma=gamma).fit(Xa, ya).score(Xb, yb)
+        accs = {}
+        for label, params in KERNEL_VARIANTS:
+            t = time.process_time()
+            acc = np.empty(args.orders)
+            for k in range(args.orders):
+                p = np.random.default_rng([11, k]).permutation(len(ya))
+                clf = StreamSVMClassifier(kernel="rbf", gamma=gamma, **params).fit(Xa[p], ya[p])
+                acc[k] = 100 * clf.score(Xb, yb)
+            accs[label] = (acc, time.process_time() - t)
+            print(f"{name:14s} {label:38s} median {np.median(acc):6.2f}  p10 "
+                  f"{np.percentile(acc, 10):6.2f}  (SVC {svc:.2f}; {accs[label][1]:.1f} CPU s)",
+                  flush=True)
+        results[name] = (Xa.shape, len(yb), how, gamma, svc, accs)
+    png = None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(results), figsize=(3.6 * len(results), 4.4))
+        for ax, (name, (shape, _, _, gamma, svc, accs)) in zip(axes, results.items()):
+            ax.boxplot([a for a, _ in accs.values()], whis=(10, 90))
+            ax.axhline(svc, color="C3", ls="--", label=f"SVC {svc:.1f}")
+            ax.set_xticks(range(1, len(accs) + 1),
+                          ["Alg. 1", "Alg. 2\nL=10", "K=5", "K=5\nL=10", "core\nL=1",
+                           "core\n(default)"])
+            ax.set_title(f"{name} (n = {shape[0]:,}, d = {shape[1]})")
+            ax.set_ylabel("test accuracy (%)")
+            ax.legend(loc="lower right")
+        fig.suptitle(f"StreamSVM, RBF kernel, C = 1: {args.orders} random stream orders "
+                     "(whiskers: 10th and 90th percentiles)")
+        fig.tight_layout()
+        png = out.with_name("streamsvm_kernel.png")
+        fig.savefig(png, dpi=100)
+    except ImportError:
+        pass
+    lines = [
+        "# StreamSVM with an RBF kernel: distributions over stream orders",
+        "",
+        f"Generated by `python perf/reproduce_streamsvm.py --kernel --orders {args.orders}` "
+        f"({_stamp()}; {time.perf_counter() - t_all:.0f} s on a shared, loaded 2-core machine).",
+        f"RBF kernel, C = 1, gamma = 1 / n_features for every model (SVC gets the same gamma), "
+        "bias as an augmented constant feature (b0 = 1). Each StreamSVM cell: test accuracy "
+        f"over {args.orders} random orders of the training stream (seeds [11, k]).",
+        "Target (issue 28): median within 3 points of SVC, 10th percentile within 3 points of "
+        "the median; *target met* counts a median above SVC as met (the column beside it shows "
+        "by how much).",
+        "",
+        "| Data set | train / test | SVC | variant | median | 10th pct | median - SVC "
+        "| median - 10th pct | target met | CPU s (all orders) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, (shape, nte, how, gamma, svc, accs) in results.items():
+        for label, (acc, cpu) in accs.items():
+            med, p10 = np.median(acc), np.percentile(acc, 10)
+            ok = "yes" if med >= svc - 3 and p10 >= med - 3 else "no"
+            lines.append(f"| {name} | {shape[0]:,} / {nte:,} | {svc:.2f} | {label} | {med:.2f} "
+                         f"| {p10:.2f} | {med - svc:+.2f} | {med - p10:.2f} | {ok} | {cpu:.1f} |")
+    lines += ["", "Data used:", ""]
+    for name, (shape, nte, how, gamma, *_r) in results.items():
+        lines.append(f"- **{name}**: {how}; gamma = {gamma:.4g}.")
+    if png is not None:
+        lines += ["", f"![accuracy over stream orders]({png.name})"]
+    lines += ["", KERNEL_NOTES]
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}" + (f" and {png}" if png else ""))
+
+
+KERNEL_NOTES = """## Reading the numbers
+
+- **Algorithm 1 with a kernel is not usable** as a classifier: its ball keeps a dozen core
+  vectors (the radius grows by half the distance at every update, so after a few updates
+  almost every point is inside), and the predictor depends on which dozen.
+- **Algorithm 2 and several balls** (Sec. 4.3, now available for every kernel and together
+  with lookahead) help where the data are easy (breast_cancer) but still keep tens of core
+  vectors: every new ball must enclose the old ones, so an early poor ball is never forgotten.
+  With K = 5 and L = 10 some orders of breast_cancer and ijcnn1 give a near-constant
+  predictor (the low 10th percentiles).
+- **The core-set re-solve** (`method='coreset'`, the default for non-linear kernels) keeps
+  every point that falls outside the current ball as a core vector and re-solves the
+  minimum enclosing ball of the core set (pairwise Frank-Wolfe, warm start) after every
+  `lookahead` newcomers, like a one-pass core vector machine. Its ball is the exact MEB of the
+  core set, which is what the l2-SVM needs; it need not enclose the points it did not keep.
+  When `capacity` (1,000) rows are full, the core vector of smallest coefficient gives its
+  row to the newcomer. L = 1 (re-solve at every newcomer) has the higher median on the
+  checkerboard but a 10th percentile 3.5 points below it; L = 10, the default, keeps the
+  spread within 2 points everywhere and costs a third of the CPU.
+- The l2-SVM of the MEB is not SVC's L1-SVM: on the checkerboard the exact MEB of all 2,000
+  training points (a plain-NumPy dual solve) scores 79.2 % where SVC scores 71.5 %, so the
+  core set can be above SVC.
+- ijcnn1 (90 % one class): on 3,000 training rows SVC with C = 1 and gamma = 1/22 predicts
+  the majority class (89.9 %), so this set only shows that no variant falls below it.
+
+To regenerate: `python perf/reproduce_streamsvm.py --kernel` (about 3 CPU minutes), or
+`fastbudget reproduce streamsvm` for the linear Table 1 reports.
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--orders", type=int, default=20)
     ap.add_argument("--sweep-orders", type=int, default=100)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "streamsvm.md"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--kernel", action="store_true",
+                    help="run the RBF study instead (writes streamsvm_kernel.md)")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = str(ROOT / "docs" / "results" /
+                       ("streamsvm_kernel.md" if args.kernel else "streamsvm.md"))
+    if args.kernel:
+        return kernel_study(args)
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -233,7 +414,68 @@ def main():
     if png is not None:
         lines += ["", f"![lookahead sweep]({png.name})"]
     out.write_text("\n".join(lines) + "\n" + NOTES)
-    print(f"wrote {out}" + (f" and {png}" if png else ""))
+    t1 = write_table1(out.with_name(out.stem + "_table1.md"), rows, args.orders)
+    print(f"wrote {out}, {t1}" + (f" and {png}" if png else ""))
+
+
+# Why a row cannot match, from the experiments in streamsvm.md (same script, same run).
+REASONS = {
+    "Synthetic A": "data: the paper's generator is not published; ours (separability 0.85, the "
+                   "stated value) gives a ~85 % Bayes rate for A, B and C alike, while the paper's "
+                   "own libSVM column (96.5 / 66.0 / 93.2) shows its three sets differ. Our batch "
+                   "l2-SVM sits at 83-85 %, so no StreamSVM variant can reach the paper's cells.",
+    "Synthetic B": "data: as Synthetic A (paper's libSVM 66.0 % says B was much harder than ours).",
+    "Synthetic C": "data: as Synthetic A; ours is ~85 % separable, the paper's C 93 %.",
+    "Waveform": "scaling: the MEB is the l2-SVM only when k(x, x) is constant; on unit-norm rows "
+                "Algo-2 matches the paper, on standardised rows it does not; Algo-1's spread over "
+                "orders (sd 5-9 points) is larger than the gap.",
+    "MNIST (0vs1)": "data size: 800 training digits of the 5k subset (paper 12,665); unit-norm rows "
+                    "reach the paper's Algo-2 within 1 point, Algo-1 spreads over orders.",
+    "MNIST (8vs9)": "data size: 800 training digits (paper 11,800); Figure 3's sweep shows Algo-2 "
+                    "still rising with L on this subset; Algo-1's sd over orders is 7-14 points.",
+    "IJCNN": "ordering/imbalance: 90.5 % of the test set is one class and Algo-2's ball is "
+             "order-dependent (sd 10-13 points over orders; some orders give near-constant "
+             "predictors); the paper reports one order.",
+    "w3a": "data: w3a is not in ../shared/data; the w8a.t stand-in has 3 % positives and both "
+           "algorithms sit at the majority rate (97 %), above the paper's 88.6 / 89.1 % (which "
+           "are below w3a's own majority rate).",
+}
+
+
+def write_table1(path, rows, n_orders):
+    """Paper 001 Table 1 cell by cell: paper, ours (raw and unit-norm rows), within 2 points?"""
+    lines = [
+        "# StreamSVM (paper 001) Table 1: cell by cell",
+        "",
+        f"Generated by `perf/reproduce_streamsvm.py` (`fastbudget reproduce streamsvm`; {_stamp()}), "
+        f"the same run as `streamsvm.md`; StreamSVM cells are means over {n_orders} random stream orders, "
+        "linear kernel, C = 1, b0 = 1, Algo-2 with L = 10. *ours* gives the raw and the "
+        "unit-norm-row scaling; a cell is **within 2** when either is within 2 points of the "
+        "paper. The libSVM cell compares with SVC (linear, C = 1) where n_train <= 5,000, else "
+        "with the batch l2-SVM (LinearSVC, squared hinge).",
+        "",
+        "| Data set | column | paper | ours raw | ours unit | within 2 | reason when not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    n_ok = n_all = 0
+    for name, d, ntr, nte, how, res, base, ts in rows:
+        p = PAPER[name]
+        batch = base["svc"][0] if "svc" in base else base["l2svm"][0]
+        cells = [("libSVM (batch)", p[0], batch, None),
+                 ("Algo-1", p[1], 100 * res["raw", 1].mean(), 100 * res["unit", 1].mean()),
+                 ("Algo-2", p[2], 100 * res["raw", L_TABLE].mean(),
+                  100 * res["unit", L_TABLE].mean())]
+        for col, paper, raw, unit in cells:
+            ok = abs(raw - paper) <= 2 or (unit is not None and abs(unit - paper) <= 2)
+            n_ok += ok
+            n_all += 1
+            u = "—" if unit is None else f"{unit:.2f}"
+            lines.append(f"| {name} | {col} | {paper} | {raw:.2f} | {u} | "
+                         f"{'yes' if ok else 'no'} | {'' if ok else REASONS[name]} |")
+    lines += ["", f"{n_ok} of {n_all} cells within 2 points. The experiments behind each reason "
+              "(scalings, lookahead sweep, spread over orders) are in `streamsvm.md`."]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ NO_SUPPORT_COUNTS = {
     "tvm": "a twin vector carries weight of both classes (s+, s-)",
     "streamsvm": "the linear ball keeps coef_ (no support vectors)",
     "streamsvm_rbf": "core vectors of an enclosing ball, reported by n_core_",
+    "streamsvm_rbf_ball": "core vectors of an enclosing ball, reported by n_core_",
     "pegasos": "primal linear model (coef_)",
 }
 COUNTED = [(i, f) for i, f in BINARY if i not in NO_SUPPORT_COUNTS]

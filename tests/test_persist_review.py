@@ -216,7 +216,9 @@ def test_tvm_twin_array_of_wrong_shape_refused(tmp_path):
 _STREAMSVM_VARIANTS = [
     dict(), dict(lookahead=5), dict(n_balls=3), dict(kernel="rbf", capacity=300),
     dict(kernel="rbf", capacity=300, lookahead=4, gamma="scale"),
-    dict(kernel="poly", capacity=300, fit_intercept=False)]
+    dict(kernel="poly", capacity=300, fit_intercept=False),
+    dict(kernel="rbf", capacity=300, method="ball"),
+    dict(kernel="rbf", capacity=300, n_balls=3, lookahead=4)]
 
 
 @pytest.mark.parametrize("kw", _STREAMSVM_VARIANTS, ids=lambda kw: str(kw) or "linear")

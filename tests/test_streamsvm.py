@@ -11,11 +11,11 @@ from fastbudget.base import NotFittedError
 from fastbudget.estimators.streamsvm import StreamSVMClassifier
 from fastbudget.kernels import meb
 from fastbudget.kernels.kernel import KERNEL_CODES, kernel_value
-from reference.meb_reference import (augmented_points, exact_meb, exact_meb_of_balls,
-                                     lift_heights, multiball_reference,
-                                     streamsvm_alg1_reference)
+from reference.meb_reference import (augmented_points, coreset_meb_certificate, exact_meb,
+                                     exact_meb_of_balls, lift_heights, multiball_reference,
+                                     streamsvm_alg1_reference, streamsvm_kernel_alg1_reference)
 
-LIN1 = dict(kernel="poly", degree=1, gamma=1.0, coef0=0.0)  # linear kernel through the kernel path
+LIN1 = dict(kernel="poly", degree=1, gamma=1.0, coef0=0.0, method="ball")  # linear via the kernel path
 
 
 def _stream(rng, n=60, d=3, shift=1.0):
@@ -106,7 +106,8 @@ def test_final_ball_encloses_every_point_and_is_within_3_2(seed, L):
 def test_rbf_ball_encloses_every_point(rng, L):
     X, y = _stream(rng, n=90, d=2, shift=0.3)
     sw = rng.uniform(0.5, 2.0, size=len(y))
-    clf = StreamSVMClassifier(C=3.0, kernel="rbf", gamma=0.7, lookahead=L).fit(X, y, sample_weight=sw)
+    clf = StreamSVMClassifier(C=3.0, kernel="rbf", gamma=0.7, lookahead=L, method="ball")
+    clf.fit(X, y, sample_weight=sw)
     dist, wn2 = _augmented_distances(clf, X, y, sw)
     assert dist.max() <= clf.radius_ * (1 + 1e-9)
     assert clf._wn2 == pytest.approx(wn2, rel=1e-9)   # carried ||w||^2 has not drifted
@@ -118,7 +119,7 @@ def test_rbf_ball_encloses_every_point(rng, L):
 def test_kernelized_matches_paper_coefficient_updates(rng):
     """Sec. 4.2: alpha_{1:n-1} *= 1 - beta, alpha_n = beta y_n, with beta = (1 - R/d)/2."""
     X, y = _stream(rng, n=40, d=2)
-    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, fit_intercept=False)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, fit_intercept=False, method="ball")
     alpha, SV, R, xi2 = None, None, 0.0, 1.0
     for i in range(len(y)):
         clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1.0, 1.0])
@@ -137,6 +138,41 @@ def test_kernelized_matches_paper_coefficient_updates(rng):
         np.testing.assert_allclose(clf.dual_coef_[0], alpha, rtol=1e-10, atol=1e-14)
         assert clf.radius_ == pytest.approx(R, rel=1e-10)
         assert clf.xi2_ == pytest.approx(xi2, rel=1e-10)
+
+
+def _rbf(gamma):
+    return lambda A, B: np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+
+def _poly(gamma, coef0, degree):
+    return lambda A, B: (gamma * A @ B.T + coef0) ** degree
+
+
+@pytest.mark.parametrize("C", [1.0, 4.0])
+@pytest.mark.parametrize("kernel,kw,fn", [
+    ("rbf", dict(gamma=0.5), _rbf(0.5)),
+    ("poly", dict(gamma=0.3, coef0=1.0, degree=3), _poly(0.3, 1.0, 3)),
+    ("linear", dict(), lambda A, B: A @ B.T)])
+def test_alg1_kernelized_same_core_set_and_coefficients_as_numpy_reference(rng, C, kernel, kw, fn):
+    """Algorithm 1, kernelized (Sec. 4.2), fit_intercept=False: the compiled learner keeps the
+    same core vectors (same rows, same order) with the same coefficients as the plain-NumPy
+    rendering of the paper (tests/reference/meb_reference.py). The linear kernel goes through
+    the kernel path with method='ball' and n_balls=1 only via poly of degree 1 (LIN1); here
+    'linear' checks the explicit-w path's decision values against the same reference."""
+    X, y = _stream(rng, n=120, d=3, shift=0.4)
+    core, alpha, R, xi2 = streamsvm_kernel_alg1_reference(X, y, C, fn)
+    clf = StreamSVMClassifier(C=C, kernel=kernel, fit_intercept=False, method="ball", **kw)
+    clf.fit(X, y)
+    assert clf.n_core_ == len(core)
+    assert clf.radius_ == pytest.approx(R, rel=1e-10)
+    assert clf.xi2_ == pytest.approx(xi2, rel=1e-9)
+    if kernel == "linear":
+        np.testing.assert_allclose(clf.coef_[0], alpha @ X[core], rtol=1e-9, atol=1e-12)
+        return
+    np.testing.assert_array_equal(clf.support_vectors_, X[core])
+    np.testing.assert_allclose(clf.dual_coef_[0], alpha, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(clf.decision_function(X), fn(X, X[core]) @ alpha, rtol=1e-9,
+                               atol=1e-12)
 
 
 # ------------------------------------------------------------------ Algorithm 2 and solver
@@ -210,7 +246,7 @@ def test_weighted_exact_solve_is_the_weighted_l2_svm(rng, kernel):
     s = np.where(y > 0, 4.0, 0.5) * rng.uniform(0.5, 1.5, size=len(y))
     C = 2.0
     clf = StreamSVMClassifier(C=C, kernel=kernel, gamma=0.5, lookahead=40, tol=1e-10,
-                              intercept_scaling=1.0)
+                              intercept_scaling=1.0, method="ball")
     clf.fit(X, y, sample_weight=s)
     assert clf.n_solves_ == 1
     K = X @ X.T if kernel == "linear" else np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
@@ -222,7 +258,8 @@ def test_weighted_exact_solve_is_the_weighted_l2_svm(rng, kernel):
 
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=8), dict(n_balls=3, C=10.0),
                                     dict(kernel="rbf", gamma=0.1, C=10.0, lookahead=10,
-                                         capacity=4000, on_full="ignore")])
+                                         capacity=4000, on_full="ignore", method="ball"),
+                                    dict(kernel="rbf", gamma=0.1, C=10.0, capacity=300)])
 def test_more_weight_on_a_class_predicts_it_more(params):
     """The audit's defect: the positive fraction fell as the positive class weight grew
     (Algorithm 1, several balls and RBF; with lookahead it already rose)."""
@@ -239,7 +276,8 @@ def test_state_saved_without_weight_floor_still_loads(rng):
     """States saved before the weight floor (fst of length 3) load and continue: the floor is
     set by the next example, so equal weights continue exactly as before."""
     X, y = _stream(rng, n=80)
-    for params in (dict(), dict(lookahead=5), dict(n_balls=2), dict(kernel="rbf", lookahead=3)):
+    for params in (dict(), dict(lookahead=5), dict(n_balls=2),
+                   dict(kernel="rbf", lookahead=3, method="ball"), dict(kernel="rbf")):
         full = StreamSVMClassifier(**params).fit(X, y)
         half = StreamSVMClassifier(**params).fit(X[:40], y[:40])
         state = half._get_state()
@@ -251,6 +289,24 @@ def test_state_saved_without_weight_floor_still_loads(rng):
         old.partial_fit(X[40:], y[40:])
         np.testing.assert_allclose(old.decision_function(X), full.decision_function(X),
                                    rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(n_balls=2), dict(lookahead=4),
+                                    dict(kernel="rbf", method="ball", lookahead=3)])
+def test_state_saved_before_method_still_continues(rng, params):
+    """States saved before ``method`` and ``on_full='evict'`` existed (no cfg_coreset,
+    cfg_on_full_code) load and continue training exactly as the ball updates they ran."""
+    X, y = _stream(rng, n=80)
+    full = StreamSVMClassifier(**params).fit(X, y)
+    half = StreamSVMClassifier(**params).fit(X[:40], y[:40])
+    state = half._get_state()
+    del state["cfg_coreset"], state["cfg_on_full_code"]
+    old = StreamSVMClassifier(**params)
+    old.classes_, old.n_features_in_ = half.classes_, half.n_features_in_
+    old._set_state(state)
+    old.partial_fit(X[40:], y[40:])
+    np.testing.assert_allclose(old.decision_function(X), full.decision_function(X),
+                               rtol=1e-12, atol=1e-14)
 
 
 def test_lookahead_as_long_as_stream_gives_exact_meb(rng):
@@ -305,9 +361,177 @@ def test_multiball_matches_explicit_reference(rng, K, weighted):
         assert clf.radius_ <= 1.5 * upper * (1 + 1e-9)
 
 
+# ------------------------------------------------------------------ core-set re-solve (default)
+@pytest.mark.parametrize("kernel,kw", [("rbf", dict(gamma=0.5)),
+                                       ("poly", dict(gamma=0.3, coef0=1.0, degree=2))])
+@pytest.mark.parametrize("L,cap,weighted", [(1, 500, False), (10, 500, False), (1, 25, False),
+                                            (10, 25, True)])
+def test_coreset_is_the_meb_of_its_core_vectors(rng, kernel, kw, L, cap, weighted):
+    """method='coreset': the final ball is the minimum enclosing ball of the core vectors to the
+    solver's accuracy (KKT spread <= eps R^2, radius between the dual lower bound and the
+    farthest core vector), the carried gradient g = G mu is exact also after evictions
+    (capacity 25 < stream), and the decision function is sum alpha_m k~(x_m, x)."""
+    from fastbudget.estimators import streamsvm as mod
+    X, y = _stream(rng, n=150, d=2, shift=0.4)
+    sw = rng.uniform(0.5, 2.0, size=len(y)) if weighted else None
+    C = 2.0
+    clf = StreamSVMClassifier(C=C, kernel=kernel, lookahead=L, capacity=cap, **kw)
+    clf.fit(X, y, sample_weight=sw)
+    assert clf._mode(clf._cfg) == "coreset"
+    st = clf._st
+    M = int(st["ist"][0])
+    assert M <= cap
+    if cap < 150 and kernel == "rbf":
+        assert clf.n_skipped_ > 0                          # evictions happened
+    SV, ysv, al, s = st["SV"][:M], st["ysv"][:M], st["alpha"][:M], st["sv_s"][:M]
+    Kc = _kfn(clf)(SV, SV)
+    G = Kc * np.outer(ysv, ysv) + np.diag(1.0 / (C * s))
+    np.testing.assert_allclose(st["g"][:M], G @ (al * ysv), rtol=1e-9, atol=1e-12)
+    assert np.all(al * ysv >= 0) and (al * ysv).sum() == pytest.approx(1.0, rel=1e-12)
+    # the fitted (final) ball: only rows of non-zero coefficient are reported
+    keep = np.flatnonzero(clf.dual_coef_[0] != 0)
+    assert keep.size == clf.dual_coef_.shape[1]
+    rows = [np.flatnonzero(np.all(SV == v, axis=1))[0] for v in clf.support_vectors_]
+    alpha = np.zeros(M)
+    alpha[rows] = clf.dual_coef_[0]
+    s_min = None if sw is None else sw.min()
+    far, dual, gap = coreset_meb_certificate(Kc, ysv, C, alpha, s, s_min=s_min)
+    assert gap <= mod._CORESET_EPS * far * (1 + 1e-9)
+    assert dual <= far * (1 + 1e-12)
+    assert clf.radius_ ** 2 == pytest.approx(far, rel=1e-9)
+    assert far - dual <= mod._CORESET_EPS * far
+    f = _kfn(clf)(X, clf.support_vectors_) @ clf.dual_coef_[0]
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+
+
+def test_coreset_tracks_exact_l2svm_on_a_small_stream(rng):
+    """With room for every point and a stream short enough to be re-solved at every newcomer,
+    the core-set model predicts as the exact MEB (the l2-SVM) of the whole stream."""
+    X, y = _stream(rng, n=80, d=2, shift=0.5)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, lookahead=1).fit(X, y)
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)) + 1.0
+    coef = _weighted_l2svm_dual(K, y, 1.0, np.ones(len(y)))
+    agree = np.mean(np.sign(clf.decision_function(X)) == np.sign(K @ coef))
+    assert agree >= 0.95, agree
+
+
+# ------------------------------------------------------------------ several balls, any kernel
+def _kfn(clf):
+    cfg = clf._cfg
+    kpar = np.asarray(cfg["kpar"])
+    return lambda A, B: np.array([[kernel_value(cfg["code"], kpar, a, b) for b in B] for a in A]) \
+        + cfg["b0"] ** 2
+
+
+def _item_distances(clf, X, y_pm):
+    """Distance of every point's augmented image to every live item of a several-balls model
+    with core vectors (before the final merge), computed from scratch in NumPy."""
+    st, C = clf._st, clf._cfg["C"]
+    M, nb = int(st["ist"][0]), int(st["ist"][1])
+    SV, alpha, owner = st["SV"][:M], st["alpha"][:M], st["owner"][:M]
+    K = _kfn(clf)
+    KX, KS = K(X, SV), K(SV, SV)
+    kxx = np.diag(K(X, X))
+    out = np.empty((len(y_pm), nb))
+    Gb = np.empty((nb, nb))
+    for b in range(nb):
+        ab = np.where(owner == b, alpha, 0.0)
+        for c in range(nb):
+            Gb[b, c] = ab @ KS @ np.where(owner == c, alpha, 0.0)
+        lam = np.zeros(len(y_pm))
+        for m in np.flatnonzero(owner == b):
+            row = np.flatnonzero(np.all(X == SV[m], axis=1))
+            assert row.size == 1
+            lam[row[0]] = alpha[m] * y_pm[row[0]]
+        xib = st["xib"][b]
+        d2 = Gb[b, b] - 2 * y_pm * (KX @ ab) + kxx + (xib + 1.0 - 2.0 * lam) / C
+        out[:, b] = np.sqrt(np.maximum(d2, 0.0))
+    return out, Gb
+
+
+def _meb_lower_bound(Kaug, y_pm, C):
+    """sqrt of the MEB dual value at an SLSQP solution: no enclosing ball is smaller."""
+    n = len(y_pm)
+    G = Kaug * np.outer(y_pm, y_pm) + np.eye(n) / C
+    dg = np.diag(G)
+    res = minimize(lambda m: -(m @ dg - m @ G @ m), np.full(n, 1.0 / n),
+                   jac=lambda m: -(dg - 2 * G @ m), bounds=[(0.0, 1.0)] * n, method="SLSQP",
+                   constraints=[{"type": "eq", "fun": lambda m: m.sum() - 1.0}],
+                   options={"ftol": 1e-14, "maxiter": 3000})
+    mu = np.clip(res.x, 0, None)
+    mu /= mu.sum()
+    return np.sqrt(mu @ dg - mu @ G @ mu)
+
+
+@pytest.mark.parametrize("K,L", [(3, 1), (3, 5), (2, 8)])
+@pytest.mark.parametrize("kernel,kw", [("rbf", dict(gamma=0.5)),
+                                       ("poly", dict(gamma=0.3, coef0=1.0, degree=2)),
+                                       ("linear", dict())])
+def test_several_balls_and_lookahead_every_kernel_certificates(rng, kernel, kw, K, L):
+    """Sec. 4.3 for every kernel, alone (L = 1) and with lookahead (L > 1). Certificates:
+    after the stream every point lies in one of the K items (the invariant of the multiple
+    balls), the carried Gram of the item centres equals the one recomputed from the core
+    vectors, the final merged ball encloses every point, and no enclosing ball is smaller
+    than the exact MEB (dual lower bound)."""
+    X, y = _stream(rng, n=60, d=2, shift=0.5)
+    C = 2.0
+    clf = StreamSVMClassifier(C=C, kernel=kernel, n_balls=K, lookahead=L, **kw).fit(X, y)
+    if kernel == "linear" and L == 1:
+        assert "Wb" in clf._st                     # the explicit-w path of stream_multiball
+        return
+    nb = int(clf._st["ist"][1])
+    assert nb == K
+    if L > 1:
+        # absorb the buffer as the final ball does, on the live model
+        assert int(clf._st["nbuf"][0]) < L
+    dist, Gb = _item_distances(clf, X, y)
+    np.testing.assert_allclose(clf._st["Gb"][:nb, :nb], Gb, rtol=1e-9, atol=1e-11)
+    pending = np.zeros(len(y), bool)
+    for row in clf._st["bufrow"][:int(clf._st["nbuf"][0])]:
+        pending |= np.all(X == clf._st["SV"][row], axis=1)
+    inside = (dist <= clf._st["Rb"][:nb] * (1 + 1e-9)).any(axis=1)
+    assert inside[~pending].all()
+    fin, _ = _augmented_distances(clf, X, y)
+    assert fin.max() <= clf.radius_ * (1 + 1e-9)
+    Kaug = _kfn(clf)(X, X)
+    assert clf.radius_ >= _meb_lower_bound(Kaug, y, C) * (1 - 1e-7)
+    f = _kfn(clf)(X, clf.support_vectors_) @ clf.dual_coef_[0]
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("K", [2, 4])
+def test_several_balls_kernel_path_matches_linear_path_and_reference(rng, K):
+    """With L = 1 the core-vector implementation (linear kernel through 'poly', degree 1)
+    gives the same balls as the explicit-w implementation and the explicit reference."""
+    X, y = _stream(rng, n=50, d=3, shift=0.5)
+    C = 1.5
+    lin = StreamSVMClassifier(C=C, n_balls=K).fit(X, y)
+    ker = StreamSVMClassifier(C=C, n_balls=K, capacity=100, **LIN1).fit(X, y)
+    assert "Gb" in ker._st
+    _, _, R, _ = multiball_reference(X, y, C, K, b0=1.0)
+    assert ker.radius_ == pytest.approx(R, rel=1e-6)
+    assert ker.radius_ == pytest.approx(lin.radius_, rel=1e-9)
+    np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), rtol=1e-7,
+                               atol=1e-9)
+    nb = int(ker._st["ist"][1])
+    np.testing.assert_allclose(np.sort(ker._st["Rb"][:nb]), np.sort(lin._st["Rb"][:nb]),
+                               rtol=1e-10)
+
+
+def test_lookahead_with_one_ball_per_point_is_exact(rng):
+    """K balls and a buffer that never fills: with as many balls as points every point is its
+    own item and the final merge is the exact MEB."""
+    X, y = _stream(rng, n=12, d=2, shift=0.5)
+    clf = StreamSVMClassifier(C=1.0, kernel="rbf", gamma=0.5, n_balls=12, lookahead=4).fit(X, y)
+    lower = _meb_lower_bound(_kfn(clf)(X, X), y, 1.0)
+    assert lower * (1 - 1e-7) <= clf.radius_ <= lower * (1 + 1e-5)
+
+
 # ------------------------------------------------------------------ streaming API
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
-                                    dict(kernel="rbf", gamma=0.5, lookahead=4)])
+                                    dict(kernel="rbf", gamma=0.5, lookahead=4, method="ball"),
+                                    dict(kernel="rbf", gamma=0.5), dict(kernel="rbf", lookahead=4),
+                                    dict(kernel="rbf", capacity=20)])
 def test_chunking_does_not_change_the_model(rng, params):
     X, y = _stream(rng, n=90)
     labels = np.where(y > 0, "pos", "neg")
@@ -326,7 +550,8 @@ def test_chunking_does_not_change_the_model(rng, params):
 
 
 @pytest.mark.parametrize("params", [dict(lookahead=5), dict(n_balls=3),
-                                    dict(kernel="rbf", lookahead=3, capacity=200)])
+                                    dict(kernel="rbf", lookahead=3, capacity=200, method="ball"),
+                                    dict(kernel="rbf", lookahead=3, capacity=20)])
 def test_state_roundtrip_pickle_deepcopy(rng, tmp_path, params):
     X, y = _stream(rng, n=80)
     a = StreamSVMClassifier(**params).partial_fit(X[:41], y[:41])
@@ -349,7 +574,7 @@ def test_state_roundtrip_pickle_deepcopy(rng, tmp_path, params):
 
 def test_capacity_error_leaves_model_unchanged(rng):
     X, y = _stream(rng, n=200, shift=0.0)
-    clf = StreamSVMClassifier(kernel="rbf", capacity=6).partial_fit(X[:5], y[:5])
+    clf = StreamSVMClassifier(kernel="rbf", capacity=6, method="ball").partial_fit(X[:5], y[:5])
     before = clf._get_state()
     f_before = clf.decision_function(X)
     with pytest.raises(ValueError, match="capacity=6"):
@@ -358,14 +583,15 @@ def test_capacity_error_leaves_model_unchanged(rng):
     for k in before:
         np.testing.assert_array_equal(np.asarray(before[k]), np.asarray(after[k]))
     np.testing.assert_array_equal(clf.decision_function(X), f_before)
-    ign = StreamSVMClassifier(kernel="rbf", capacity=6, on_full="ignore").fit(X, y)
+    ign = StreamSVMClassifier(kernel="rbf", capacity=6, on_full="ignore", method="ball").fit(X, y)
     assert ign.n_core_ == 6 and ign.n_skipped_ > 0
 
 
 @pytest.mark.parametrize("bad,msg", [
     (dict(C=0.0), "C must be"), (dict(lookahead=0), "lookahead"), (dict(n_balls=1.5), "n_balls"),
     (dict(kernel="sigmoid"), "kernel"), (dict(on_full="drop"), "on_full"),
-    (dict(lookahead=3, n_balls=2), "not both"), (dict(kernel="rbf", n_balls=2), "linear. only"),
+    (dict(method="coreset", n_balls=2), "coreset"), (dict(on_full="evict", method="ball"), "evict"),
+    (dict(method="exact"), "method"),
     (dict(tol=2.0), "tol"),
 ])
 def test_bad_parameters(rng, bad, msg):
@@ -397,7 +623,8 @@ def test_zero_weight_equals_dropping_the_row(rng):
     sw = np.ones(50)
     sw[[3, 17, 30]] = 0.0
     keep = sw > 0
-    for params in (dict(), dict(lookahead=4), dict(n_balls=2), dict(kernel="rbf", lookahead=3)):
+    for params in (dict(), dict(lookahead=4), dict(n_balls=2),
+                   dict(kernel="rbf", lookahead=3, method="ball"), dict(kernel="rbf", capacity=15)):
         a = StreamSVMClassifier(**params).fit(X, y, sample_weight=sw)
         b = StreamSVMClassifier(**params).fit(X[keep], y[keep])
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
@@ -405,7 +632,8 @@ def test_zero_weight_equals_dropping_the_row(rng):
 
 
 @pytest.mark.parametrize("params", [dict(), dict(lookahead=7), dict(n_balls=3),
-                                    dict(kernel="rbf", gamma=0.5, lookahead=4, capacity=150)])
+                                    dict(kernel="rbf", gamma=0.5, lookahead=4, capacity=150,
+                                         method="ball"), dict(kernel="rbf", capacity=150)])
 def test_memory_bytes_is_the_size_of_the_arrays_held(rng, params):
     """memory_bytes() counts the state (fixed by the parameters and d) and the fitted
     attributes; with a kernel the latter follow the core vectors held."""

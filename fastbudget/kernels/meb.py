@@ -54,11 +54,15 @@ Lookahead buffer: ``bufX`` (L, d), ``bufy``, ``bufs``, ``bufg`` (<centre, p_k>),
 import numpy as np
 from numba import njit
 
-from .kernel import kernel_value
+from .kernel import kernel_at, kernel_value
 
 OK = 0
 FULL = 1          # kernel capacity reached (policy "raise")
 SOLVER_FAIL = 2   # Gram matrix not positive definite or Newton failed
+
+FULL_RAISE = 0    # on_full policies of stream_coreset
+FULL_IGNORE = 1
+FULL_EVICT = 2
 
 _FST_FLOOR = 3    # fst[3] = 1 / (smallest example weight seen)
 FST_SIZE = 4
@@ -900,3 +904,518 @@ def dot_floor(X, w, out):
         for k in range(X.shape[1]):
             s += X[i, k] * w[k]
         out[i] = s
+
+
+# ---------------------------------------------------------------------------- core-set re-solve
+@njit(cache=True)
+def _kcol(code, kpar, b0, SV, M, i, col):
+    """col[k] = k~(x_k, x_i) for k < M (unsigned, no slack term). ``col`` modified in place."""
+    for k in range(M):
+        col[k] = kernel_at(code, kpar, SV, k, SV[i]) + b0 * b0
+
+
+@njit(cache=True)
+def coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, M, fst, inv_C, eps, max_iter,
+                  coli, colj):
+    """Re-solve the minimum enclosing ball of the M core vectors (warm start).
+
+    The MEB dual ``max_mu sum_k mu_k (k~_kk + 1/(C s_min)) - mu^T G mu`` over the simplex,
+    ``G_kl = y_k y_l k~(x_k, x_l) + [k == l]/(C s_k)`` (weighted points lifted as in the module
+    notes, which adds the same ``1/(C s_min)`` to every diagonal entry), is solved by pairwise
+    Frank-Wolfe (SMO) steps: weight moves from the active core vector nearest the centre to
+    the one farthest from it, with the exact line search. The gradient ``g = G mu`` is kept
+    for the core set; a step costs two kernel columns, O(M d). The squared distance of core
+    vector k from the centre is ``a_k + Q`` with ``a_k = k~_kk + 1/(C s_min) - 2 g_k`` and
+    ``Q = mu^T G mu``. Stops when the farthest core vector and the nearest active one differ
+    in squared distance by at most ``eps R^2``, or after ``max_iter`` steps.
+
+    ``alpha = mu y`` (signed coefficients), ``g`` and ``fst = [R, xi2, wn2, 1/s_min]`` are
+    modified in place; R is the largest distance of a core vector from the centre, so the
+    ball encloses the core set whatever the accuracy. ``ysv`` holds the labels (+-1), ``kd``
+    the augmented diagonal; ``coli``/``colj`` (>= M,) are scratch. Returns the number of steps.
+    """
+    if M == 0:
+        return 0
+    lift = fst[_FST_FLOOR] * inv_C
+    Q = 0.0
+    for k in range(M):
+        Q += alpha[k] * ysv[k] * g[k]
+    it = 0
+    R2 = 0.0
+    while True:
+        i = -1
+        j = -1
+        ai = -np.inf
+        aj = np.inf
+        for k in range(M):
+            a = kd[k] + lift - 2.0 * g[k]
+            if a > ai:
+                ai = a
+                i = k
+            if alpha[k] != 0.0 and a < aj:
+                aj = a
+                j = k
+        R2 = ai + Q
+        if R2 < 0.0:
+            R2 = 0.0
+        if it >= max_iter or i == j or ai - aj <= eps * R2:
+            break
+        _kcol(code, kpar, b0, SV, M, i, coli)
+        _kcol(code, kpar, b0, SV, M, j, colj)
+        yi = ysv[i]
+        yj = ysv[j]
+        di = inv_C / sv_s[i]
+        dj = inv_C / sv_s[j]
+        curv = coli[i] + di + colj[j] + dj - 2.0 * yi * yj * coli[j]
+        muj = alpha[j] * yj
+        t = muj
+        if curv > 0.0:
+            t = 0.5 * (ai - aj) / curv
+            if t > muj:
+                t = muj
+        Q += 2.0 * t * (g[i] - g[j]) + t * t * curv
+        for k in range(M):
+            g[k] += t * ysv[k] * (yi * coli[k] - yj * colj[k])
+        g[i] += t * di
+        g[j] -= t * dj
+        alpha[i] += t * yi
+        if t == muj:
+            alpha[j] = 0.0
+        else:
+            alpha[j] -= t * yj
+        it += 1
+    Q = 0.0
+    xi2 = 0.0
+    for k in range(M):
+        Q += alpha[k] * ysv[k] * g[k]
+        xi2 += alpha[k] * alpha[k] / sv_s[k]
+    fst[0] = np.sqrt(R2)
+    fst[1] = xi2
+    fst[2] = Q - xi2 * inv_C
+    return it
+
+
+@njit(cache=True)
+def stream_coreset(code, kpar, b0, X, y, sw, inv_C, L, on_full, SV, ysv, alpha, sv_s, g, kd,
+                   fst, ist, eps, max_iter, shrink, coli, colj):
+    """One pass of the core-set StreamSVM: a point outside the current ball shrunk to radius
+    ``sqrt(shrink) R`` (``shrink`` <= 1: also points just inside join) joins the core set
+    (coefficient 0) and the MEB of the core set is re-solved (``coreset_solve``) after every L
+    such points. A core vector whose coefficient fell to 0 gives its row to the next newcomer
+    when the capacity is reached; with no such row the ``on_full`` policy applies:
+    ``FULL_RAISE`` returns ``FULL`` (ist[5] = row), ``FULL_IGNORE`` skips the point (counted
+    in ist[4]), ``FULL_EVICT`` gives the row of the core vector of smallest coefficient
+    ``mu_r`` to the newcomer with that coefficient (a pairwise step from r to the newcomer
+    of length ``mu_r``: ``g`` stays exact, two kernel columns).
+
+    The ball is the exact MEB of the core set (to ``eps``), not an enclosing ball of the
+    stream: a point that was inside an earlier ball may lie outside a later one. State arrays
+    (capacity rows): ``SV``, ``ysv``, ``alpha``, ``sv_s``, ``g``, ``kd``; ``fst``, ``ist``
+    (ist[1] = points added since the last solve); all modified in place.
+    """
+    n = X.shape[0]
+    cap = SV.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        s_i = sw[i]
+        if s_i <= 0.0:
+            continue
+        x = X[i]
+        yi = y[i]
+        M = ist[_IST_M]
+        kxx = _kaug(code, kpar, b0, x, x)
+        ist[_IST_NSEEN] += 1
+        h2, eps_r = _lift(fst, s_i, inv_C)
+        lift = fst[_FST_FLOOR] * inv_C
+        f = 0.0
+        for a in range(M):
+            c = alpha[a]
+            if c != 0.0:
+                f += c * (kernel_at(code, kpar, SV, a, x) + b0 * b0)
+        Q = fst[2] + fst[1] * inv_C
+        if M > 0:
+            dist2 = kxx + lift - 2.0 * yi * f + Q
+            R = fst[0]
+            if eps_r > 0.0:
+                R = np.sqrt(R * R + eps_r)
+                fst[0] = R
+            if dist2 < shrink * R * R:
+                continue
+        slot = M
+        if M == cap:
+            slot = -1
+            for a in range(M):
+                if alpha[a] == 0.0:
+                    slot = a
+                    break
+            if slot < 0:
+                if on_full == FULL_RAISE:
+                    ist[_IST_FAILROW] = i
+                    return FULL
+                if on_full == FULL_IGNORE:
+                    ist[_IST_NSKIPPED] += 1
+                    continue
+                r = 0
+                for a in range(1, M):
+                    if abs(alpha[a]) < abs(alpha[r]):
+                        r = a
+                mur = alpha[r] * ysv[r]
+                yr = ysv[r]
+                _kcol(code, kpar, b0, SV, M, r, coli)
+                for a in range(M):
+                    colj[a] = kernel_at(code, kpar, SV, a, x) + b0 * b0
+                for a in range(M):
+                    if a != r:
+                        g[a] += mur * ysv[a] * (yi * colj[a] - yr * coli[a])
+                g[r] = yi * f - mur * yi * yr * colj[r] + mur * (kxx + inv_C / s_i)
+                alpha[r] = mur * yi
+                for k in range(d):
+                    SV[r, k] = x[k]
+                ysv[r] = yi
+                sv_s[r] = s_i
+                kd[r] = kxx
+                ist[_IST_NBUF] += 1
+                if ist[_IST_NBUF] >= L:
+                    coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, M, fst, inv_C,
+                                  eps, max_iter, coli, colj)
+                    ist[_IST_NBUF] = 0
+                    ist[_IST_NSOLVES] += 1
+                ist[_IST_NSKIPPED] += 1
+                continue
+        for k in range(d):
+            SV[slot, k] = x[k]
+        ysv[slot] = yi
+        sv_s[slot] = s_i
+        kd[slot] = kxx
+        if M == 0:
+            alpha[0] = yi
+            g[0] = kxx + inv_C / s_i
+            fst[0] = np.sqrt(h2)
+            fst[1] = 1.0 / s_i
+            fst[2] = kxx
+            ist[_IST_M] = 1
+            continue
+        alpha[slot] = 0.0
+        g[slot] = yi * f
+        if slot == M:
+            ist[_IST_M] = M + 1
+        ist[_IST_NBUF] += 1
+        if ist[_IST_NBUF] >= L:
+            coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, ist[_IST_M], fst, inv_C,
+                          eps, max_iter, coli, colj)
+            ist[_IST_NBUF] = 0
+            ist[_IST_NSOLVES] += 1
+    return OK
+
+
+# ---------------------------------------------------------------------------- several balls, any kernel
+@njit(cache=True)
+def _item_dist(Gb, xib, i, j, inv_C):
+    """Augmented distance between item centres i and j from the Gram ``Gb`` of their w-parts
+    (slack supports are disjoint)."""
+    v = Gb[i, i] + Gb[j, j] - 2.0 * Gb[i, j] + (xib[i] + xib[j]) * inv_C
+    return np.sqrt(v) if v > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _merge_kitems(SV_M, alpha, owner, Rb, Qb, xib, Gb, nitems, i, j, D):
+    """Replace item i by the smallest ball enclosing items i and j (``_merge_items``); the core
+    vectors of j now belong to i. ``Gb`` rows/columns i follow by linearity. j is left stale
+    (the caller overwrites or drops it)."""
+    lam, Rn = _merge_items(Rb[i], Qb[i], Rb[j], Qb[j], D)
+    oml = 1.0 - lam
+    for a in range(SV_M):
+        if owner[a] == i:
+            alpha[a] *= oml
+        elif owner[a] == j:
+            alpha[a] *= lam
+            owner[a] = i
+    gii = oml * oml * Gb[i, i] + 2.0 * lam * oml * Gb[i, j] + lam * lam * Gb[j, j]
+    for c in range(nitems):
+        if c != i:
+            v = oml * Gb[i, c] + lam * Gb[j, c]
+            Gb[i, c] = v
+            Gb[c, i] = v
+    Gb[i, i] = gii
+    xib[i] = oml * oml * xib[i] + lam * lam * xib[j]
+    Rb[i] = Rn
+    Qb[i] = 0.0
+
+
+@njit(cache=True)
+def _move_kitem(SV_M, owner, Rb, Qb, xib, Gb, nitems, src, dst):
+    """Item src takes the place of item dst (dst's old content is gone)."""
+    for a in range(SV_M):
+        if owner[a] == src:
+            owner[a] = dst
+    for c in range(nitems):
+        if c != src and c != dst:
+            Gb[dst, c] = Gb[src, c]
+            Gb[c, dst] = Gb[src, c]
+    Gb[dst, dst] = Gb[src, src]
+    Rb[dst] = Rb[src]
+    Qb[dst] = Qb[src]
+    xib[dst] = xib[src]
+
+
+@njit(cache=True)
+def _item_f(code, kpar, b0, SV, alpha, owner, M, x, nb, fb):
+    """fb[b] = <w_b, phi~(x)> = sum over core vectors a of item b of alpha_a k~(x_a, x)."""
+    for b in range(nb):
+        fb[b] = 0.0
+    for a in range(M):
+        o = owner[a]
+        if o >= 0 and o < nb and alpha[a] != 0.0:
+            fb[o] += alpha[a] * (kernel_at(code, kpar, SV, a, x) + b0 * b0)
+
+
+@njit(cache=True)
+def flush_kmultiball(code, kpar, b0, SV, alpha, sv_s, owner, Rb, Qb, xib, Gb, fst, ist, ysv,
+                     bufrow, nbuf, inv_C, rel_tol, F, BG, grp, Gold, G, mu, r, q, mu0, nu):
+    """Lookahead with several balls: absorb the ``nbuf`` buffered core vectors (rows
+    ``bufrow``, owner -1). Each buffered point goes to the item whose enclosing ball with it
+    (``_merge_items``) is smallest; each item with a non-empty group is replaced by the exact
+    minimum ball enclosing it and its group (``meb_balls``, Algorithm 2 per ball). The Gram
+    ``Gb`` of the item centres is updated in closed form from the kernel values computed once
+    at the start (``F``: buffered point against every item, ``BG``: buffer Gram). All state
+    arrays are modified in place; F (L, K+1), BG (L, L), grp (L,), Gold (K+1, K+1), G (L+1,
+    L+1), mu, r, q (L+1,), mu0 (K+1,), nu (L,) are scratch. Returns a status."""
+    nb = ist[_IST_NBUF]
+    M = ist[_IST_M]
+    for j in range(nbuf):
+        rj = bufrow[j]
+        _item_f(code, kpar, b0, SV, alpha, owner, M, SV[rj], nb, F[j])
+        for k in range(j + 1):
+            v = kernel_at(code, kpar, SV, bufrow[k], SV[rj]) + b0 * b0
+            BG[j, k] = v
+            BG[k, j] = v
+    for j in range(nbuf):
+        rj = bufrow[j]
+        h2 = (fst[_FST_FLOOR] - 1.0 / sv_s[rj]) * inv_C
+        best = np.inf
+        grp[j] = 0
+        for b in range(nb):
+            D2 = Gb[b, b] - 2.0 * ysv[rj] * F[j, b] + BG[j, j] + (xib[b] + 1.0 / sv_s[rj]) * inv_C
+            v = _merge_items(Rb[b], Qb[b], 0.0, h2, np.sqrt(D2 if D2 > 0.0 else 0.0))[1]
+            if v < best:
+                best = v
+                grp[j] = b
+    for b in range(nb):
+        for c in range(nb):
+            Gold[b, c] = Gb[b, c]
+        mu0[b] = 1.0
+    for j in range(nbuf):
+        nu[j] = 0.0
+    for b in range(nb):
+        m = 1
+        for j in range(nbuf):
+            if grp[j] == b:
+                m += 1
+        if m == 1:
+            continue
+        G[0, 0] = Gold[b, b] + xib[b] * inv_C
+        r[0] = Rb[b]
+        q[0] = Qb[b]
+        p = 1
+        for j in range(nbuf):
+            if grp[j] != b:
+                continue
+            rj = bufrow[j]
+            G[0, p] = ysv[rj] * F[j, b]
+            G[p, 0] = G[0, p]
+            r[p] = 0.0
+            q[p] = (fst[_FST_FLOOR] - 1.0 / sv_s[rj]) * inv_C
+            pp = 1
+            for k in range(nbuf):
+                if grp[k] != b:
+                    continue
+                G[p, pp] = ysv[rj] * ysv[bufrow[k]] * BG[j, k]
+                if k == j:
+                    G[p, pp] += inv_C / sv_s[rj]
+                pp += 1
+            p += 1
+        status, rad = meb_balls(G, r, q, m, mu, rel_tol)
+        if status != OK:
+            return status
+        mu0[b] = mu[0]
+        xi = mu[0] * mu[0] * xib[b]
+        for a in range(M):
+            if owner[a] == b:
+                alpha[a] *= mu[0]
+        p = 1
+        for j in range(nbuf):
+            if grp[j] != b:
+                continue
+            rj = bufrow[j]
+            nu[j] = mu[p]
+            alpha[rj] = mu[p] * ysv[rj]
+            xi += mu[p] * mu[p] / sv_s[rj]
+            p += 1
+        xib[b] = xi
+        Rb[b] = rad
+        Qb[b] = 0.0
+    for b in range(nb):
+        for c in range(b + 1):
+            v = mu0[b] * mu0[c] * Gold[b, c]
+            for j in range(nbuf):
+                yj = ysv[bufrow[j]]
+                if grp[j] == b:
+                    v += mu0[c] * nu[j] * yj * F[j, c]
+                if grp[j] == c:
+                    v += mu0[b] * nu[j] * yj * F[j, b]
+                if grp[j] == b:
+                    for k in range(nbuf):
+                        if grp[k] == c:
+                            v += nu[j] * nu[k] * yj * ysv[bufrow[k]] * BG[j, k]
+            Gb[b, c] = v
+            Gb[c, b] = v
+    for j in range(nbuf):
+        owner[bufrow[j]] = grp[j]
+    ist[_IST_NSOLVES] += 1
+    return OK
+
+
+@njit(cache=True)
+def stream_kmultiball(code, kpar, b0, X, y, sw, inv_C, K, L, on_full_raise, SV, ysv, alpha, sv_s,
+                      owner, Rb, Qb, xib, Gb, fst, ist, bufrow, nbuf_arr, rel_tol, fb, F, BG, grp,
+                      Gold, G, mu, r, q, mu0, nu):
+    """Several balls (Sec. 4.3) for any kernel, with optional lookahead L (Algorithm 2 per ball).
+
+    Items (at most K; row K of ``Rb``/``Qb``/``xib``/``Gb`` is scratch for the incoming
+    point) are balls or single lifted points; their centres are ``w_b = sum_{owner_a = b}
+    alpha_a phi~(x_a)`` over the core vectors (``SV``, ``ysv``, ``alpha``, ``sv_s``,
+    ``owner``; capacity rows), with slack parts of squared norm ``xib[b] / C``, and ``Gb``
+    holds ``<w_b, w_c>``. A point inside some item is discarded. Otherwise it becomes a core
+    vector; while fewer than K items exist it is a new item; else with L == 1 the K+1 items
+    are reduced to K by merging the pair whose enclosing ball is smallest (the greedy policy
+    of ``stream_multiball``), and with L > 1 it waits in the buffer (owner -1, rows
+    ``bufrow``, count ``nbuf_arr[0]``) until L points are buffered (``flush_kmultiball``).
+    ``ist[0]`` counts core vectors, ``ist[1]`` items. Capacity: a point that needs a row when
+    all are taken gives ``FULL`` (``on_full_raise``) or is skipped (ist[4]). All state arrays
+    are modified in place; the rest are scratch (see ``flush_kmultiball``; fb (K+1,)).
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    cap = SV.shape[0]
+    for i in range(n):
+        s_i = sw[i]
+        if s_i <= 0.0:
+            continue
+        x = X[i]
+        yi = y[i]
+        ist[_IST_NSEEN] += 1
+        nb = ist[_IST_NBUF]
+        M = ist[_IST_M]
+        h2, eps = _lift(fst, s_i, inv_C)
+        if eps > 0.0:
+            for b in range(nb):
+                if Rb[b] == 0.0:
+                    Qb[b] += eps
+                else:
+                    Rb[b] = np.sqrt(Rb[b] * Rb[b] + eps)
+        kxx = _kaug(code, kpar, b0, x, x)
+        _item_f(code, kpar, b0, SV, alpha, owner, M, x, nb, fb)
+        enclosed = False
+        for b in range(nb):
+            D2 = Gb[b, b] - 2.0 * yi * fb[b] + kxx + (xib[b] + 1.0 / s_i) * inv_C
+            if D2 < 0.0:
+                D2 = 0.0
+            if np.sqrt(D2 + h2) < Rb[b]:
+                enclosed = True
+                break
+        if enclosed:
+            continue
+        if M + 1 > cap:
+            if on_full_raise:
+                ist[_IST_FAILROW] = i
+                return FULL
+            ist[_IST_NSKIPPED] += 1
+            continue
+        for k in range(d):
+            SV[M, k] = x[k]
+        ysv[M] = yi
+        alpha[M] = yi
+        sv_s[M] = s_i
+        ist[_IST_M] = M + 1
+        if nb < K:
+            owner[M] = nb
+            for b in range(nb):
+                Gb[nb, b] = yi * fb[b]
+                Gb[b, nb] = yi * fb[b]
+            Gb[nb, nb] = kxx
+            Rb[nb] = 0.0
+            Qb[nb] = h2
+            xib[nb] = 1.0 / s_i
+            ist[_IST_NBUF] = nb + 1
+            continue
+        if L > 1:
+            owner[M] = -1
+            nbf = nbuf_arr[0]
+            bufrow[nbf] = M
+            nbuf_arr[0] = nbf + 1
+            if nbf + 1 == L:
+                st = flush_kmultiball(code, kpar, b0, SV, alpha, sv_s, owner, Rb, Qb, xib, Gb, fst,
+                                      ist, ysv, bufrow, L, inv_C, rel_tol, F, BG, grp, Gold, G,
+                                      mu, r, q, mu0, nu)
+                nbuf_arr[0] = 0
+                if st != OK:
+                    ist[_IST_FAILROW] = i
+                    return st
+            continue
+        # the point as item K, then the cheapest merge among the K + 1 items
+        owner[M] = K
+        for b in range(K):
+            Gb[K, b] = yi * fb[b]
+            Gb[b, K] = yi * fb[b]
+        Gb[K, K] = kxx
+        Rb[K] = 0.0
+        Qb[K] = h2
+        xib[K] = 1.0 / s_i
+        best = np.inf
+        bi = -1
+        bj = -1
+        for a in range(K + 1):
+            for b in range(a):
+                v = _merge_items(Rb[a], Qb[a], Rb[b], Qb[b], _item_dist(Gb, xib, a, b, inv_C))[1]
+                if v < best:
+                    best = v
+                    bi = a
+                    bj = b
+        # merge into the lower index so that item K (scratch) is never the survivor
+        D = _item_dist(Gb, xib, bi, bj, inv_C)
+        _merge_kitems(M + 1, alpha, owner, Rb, Qb, xib, Gb, K + 1, bj, bi, D)
+        if bi != K:
+            _move_kitem(M + 1, owner, Rb, Qb, xib, Gb, K + 1, K, bi)
+    return OK
+
+
+@njit(cache=True)
+def final_kmultiball(Gb, Rb, Qb, xib, nb, alpha, owner, M, inv_C, rel_tol, fst):
+    """Minimum ball enclosing the nb items (end of stream): scales each core vector's
+    coefficient by its item's weight and writes ``fst = [R, xi2, wn2]`` (all modified in
+    place). Returns a status."""
+    G = np.zeros((nb, nb))
+    r = np.zeros(nb)
+    q = np.zeros(nb)
+    mu = np.zeros(nb)
+    for i in range(nb):
+        r[i] = Rb[i]
+        q[i] = Qb[i]
+        for j in range(nb):
+            G[i, j] = Gb[i, j]
+        G[i, i] += xib[i] * inv_C
+    status, rad = meb_balls(G, r, q, nb, mu, rel_tol)
+    if status != OK:
+        return status
+    for a in range(M):
+        alpha[a] *= mu[owner[a]]
+    wn2 = 0.0
+    xi2 = 0.0
+    for i in range(nb):
+        xi2 += mu[i] * mu[i] * xib[i]
+        for j in range(nb):
+            wn2 += mu[i] * mu[j] * Gb[i, j]
+    fst[0] = rad
+    fst[1] = xi2
+    fst[2] = wn2
+    return OK

@@ -210,3 +210,56 @@ def multiball_reference(X, y_pm, C, K, sample_weight=None, b0=0.0):
     final = exact_meb_of_balls(np.array([c for c, _, _ in items]), np.array([r for _, r, _ in items]),
                                np.array([q for _, _, q in items]))
     return items, final[0], final[1], P
+
+
+def streamsvm_kernel_alg1_reference(X, y_pm, C, kernel, b0=0.0):
+    """Kernelized Algorithm 1 exactly as Sec. 4.2 prints it (equal weights).
+
+    ``kernel(A, B)`` returns the Gram block. The centre is ``w = sum_m alpha_m phi~(x_m)``
+    with slack part of squared norm ``xi^2 / C``; a point x is a core vector when its
+    distance ``d = sqrt(alpha K alpha + k(x, x) - 2 y alpha k(X_core, x) + (xi^2 + 1)/C)``
+    is at least R; then ``beta = (1 - R/d)/2``, ``alpha_{1:M} *= 1 - beta``,
+    ``alpha_{M+1} = beta y``, ``R += (d - R)/2``, ``xi^2 = (1 - beta)^2 xi^2 + beta^2``.
+    ``phi~`` carries the constant feature b0 (``k~ = k + b0^2``; b0 = 0 is the paper).
+    Returns ``(core, alpha, R, xi2)``: row indices of the core vectors in stream order and
+    their signed coefficients.
+    """
+    X = np.asarray(X, dtype=float)
+
+    def K(A, B):
+        return kernel(A, B) + b0 * b0
+
+    core = [0]
+    alpha = np.array([float(y_pm[0])])
+    R, xi2 = 0.0, 1.0
+    for i in range(1, X.shape[0]):
+        S = X[core]
+        x = X[i:i + 1]
+        d2 = alpha @ K(S, S) @ alpha + K(x, x)[0, 0] - 2.0 * y_pm[i] * alpha @ K(S, x)[:, 0] \
+            + (xi2 + 1.0) / C
+        d = np.sqrt(max(d2, 0.0))
+        if d >= R:
+            beta = 0.5 * (1.0 - R / d)
+            alpha = np.r_[alpha * (1.0 - beta), beta * y_pm[i]]
+            core.append(i)
+            R += 0.5 * (d - R)
+            xi2 = (1.0 - beta) ** 2 * xi2 + beta ** 2
+    return np.array(core), alpha, R, xi2
+
+
+def coreset_meb_certificate(K, y_pm, C, alpha, s=None, s_min=None):
+    """Certificate for a core-set solve: the MEB of the core vectors (augmented kernel matrix
+    ``K``, signed coefficients ``alpha = mu y``, weights ``s``). Returns ``(r2_far, r2_dual,
+    gap)``: the largest squared distance of a core vector from the centre, the dual value
+    ``sum mu_k ||p_k||^2 - ||c||^2`` (no ball enclosing the core set has a smaller squared
+    radius), and the spread ``max a_k - min_{mu_k > 0} a_k`` of ``a_k = d_k^2 - ||c||^2``
+    (0 at the optimum, KKT). ``s_min``: the smallest weight of the stream (default: of the
+    core vectors), against which the weighted points are lifted."""
+    s = np.ones(len(y_pm)) if s is None else np.asarray(s, dtype=float)
+    mu = alpha * y_pm
+    G = K * np.outer(y_pm, y_pm) + np.diag(1.0 / (C * s))
+    h2 = (1.0 / (s.min() if s_min is None else s_min) - 1.0 / s) / C
+    diag = np.diag(G) + h2
+    Q = mu @ G @ mu
+    a = diag - 2.0 * G @ mu
+    return (a + Q).max(), mu @ diag - Q, a.max() - a[mu > 0].min()
