@@ -69,8 +69,10 @@ def main(argv=None):
     for name, key, was, now, change, bad in rows:
         print(f"{'FAIL' if bad else 'ok  '} {name} {key}: {was:.3g} -> {now:.3g} "
               f"({100 * change:+.0f} %)")
-    for name in sorted(set(run) ^ set(base)):
-        print(f"skip {name} (only in {'the run' if name in run else 'the baseline'})")
+    for name in sorted(set(run) - set(base)):
+        print(f"skip {name} (not in the baseline)")
+    if set(base) - set(run):
+        print(f"({len(set(base) - set(run))} benchmarks of the baseline were not run)")
     if not rows:
         print("no benchmark in common: nothing compared", file=sys.stderr)
         return 2

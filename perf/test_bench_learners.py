@@ -67,8 +67,8 @@ def test_predict(benchmark, name):
     X, y, Xt, yt = stream(n)
     clf = make().fit(X, y)
     Xp = stream(100_000, seed=9)[0]
-    f = benchmark.pedantic(clf.decision_function, args=(Xp,), rounds=5, iterations=1)
+    f = benchmark.pedantic(clf.decision_function, args=(Xp,), rounds=10, iterations=1)
     assert f.shape == (len(Xp),)
     acc = clf.score(Xt, yt)
-    record(benchmark, floor_seconds(clf, Xp, rounds=5), accuracy=acc, n=len(Xp))
+    record(benchmark, floor_seconds(clf, Xp, rounds=10), accuracy=acc, n=len(Xp))
     assert acc >= bar, f"{name}: accuracy {acc:.4f} below {bar} ({why})"
