@@ -114,6 +114,14 @@ def best_seconds(fn, rounds=3, min_total=0.5, max_rounds=200):
     return best
 
 
+def iterations_for(fn, target=0.05):
+    """Calls per benchmark round so that a round lasts about ``target`` CPU seconds (a round
+    of a sub-millisecond call alone is mostly timer and scheduler noise)."""
+    t = time.process_time()
+    fn()
+    return max(1, int(target / max(time.process_time() - t, 1e-6)))
+
+
 def kernel_code(model):
     kernel = getattr(model, "kernel", "linear")
     return {"rbf": RBF, "poly": POLY, "linear": LINEAR}[kernel]

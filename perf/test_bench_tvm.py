@@ -9,8 +9,8 @@ and fails on a regression through ``perf/check_ratios.py`` (not on the goal itse
 import numpy as np
 import pytest
 
-from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, model_scores,
-                    nearest_pairs, nn_cache_rebuild, paper_data, record)
+from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, iterations_for,
+                    model_scores, nearest_pairs, nn_cache_rebuild, paper_data, record)
 from fastbudget import TVMClassifier
 
 
@@ -84,7 +84,8 @@ def test_tvm_predict(benchmark):
     X, y, Xt, yt = checkerboard(30_000)
     clf = TVMClassifier(budget=100, gamma=CB_GAMMA).fit(X, y)
     Xp, _, _, _ = checkerboard(100_000, seed=5)
-    f = benchmark.pedantic(clf.decision_function, args=(Xp,), rounds=10, iterations=1)
+    f = benchmark.pedantic(clf.decision_function, args=(Xp,), rounds=10,
+                           iterations=iterations_for(lambda: clf.decision_function(Xp)))
     ref, _ = model_scores(clf, Xp)
     assert np.max(np.abs(f - ref)) <= 1e-8 * max(1.0, np.max(np.abs(ref)))
     record(benchmark, floor_seconds(clf, Xp, rounds=10), accuracy=clf.score(Xt, yt), n=len(Xp))
