@@ -45,7 +45,7 @@ def _fit(benchmark, n, rounds):
 
 @pytest.mark.quick
 def test_engine_fit_1000(benchmark):
-    _fit(benchmark, 1000, 3)
+    _fit(benchmark, 1000, 5)
 
 
 @pytest.mark.large

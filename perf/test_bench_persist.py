@@ -50,7 +50,7 @@ def test_load(benchmark, models, tmp_path, name):
     clf, Xt = models[name]
     path = tmp_path / "m.npz"
     clf.save(path)
-    back = benchmark.pedantic(fb.load, args=(path,), rounds=5, iterations=10)
-    fl = best_seconds(lambda: _arrays(path), 5)
+    back = benchmark.pedantic(fb.load, args=(path,), rounds=10, iterations=10)
+    fl = best_seconds(lambda: _arrays(path), 10)
     assert np.array_equal(back.decision_function(Xt), clf.decision_function(Xt))
     record(benchmark, fl, bytes=path.stat().st_size, accuracy=1.0)

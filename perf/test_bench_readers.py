@@ -112,7 +112,7 @@ def test_read_libsvm_quick(benchmark, files):
         return [c for c in read_libsvm(p, n_features=22, chunk_size=10_000)]
 
     ours()
-    chunks = benchmark.pedantic(ours, rounds=3, iterations=1)
+    chunks = benchmark.pedantic(ours, rounds=10, iterations=1)
     np.testing.assert_allclose(np.concatenate([c[0] for c in chunks]), arrays["svm22"],
                                rtol=0, atol=1e-12)
-    record(benchmark, best_seconds(lambda: _floor(p, False), 3), rows=N, accuracy=1.0)
+    record(benchmark, best_seconds(lambda: _floor(p, False), 10), rows=N, accuracy=1.0)

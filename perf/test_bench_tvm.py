@@ -30,7 +30,7 @@ def _fit_stream(benchmark, X, y, rounds, **params):
 def test_tvm_fit_checkerboard_30k(benchmark):
     """30,000 N-Checkerboard examples (d = 2): the quick regression guard of the stream."""
     X, y, Xt, yt = checkerboard(30_000)
-    clf = _fit_stream(benchmark, X, y, 3, gamma=CB_GAMMA)
+    clf = _fit_stream(benchmark, X, y, 5, gamma=CB_GAMMA)
     acc = clf.score(Xt, yt)
     record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y),
            accepted=int(clf.n_accepted_))
