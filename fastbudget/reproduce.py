@@ -718,7 +718,7 @@ ADULT_NOTE = (
     "not matter there (the twin SVM is hard-margin), the rejection test does (note under "
     "Table 4). Reproduce: "
     "`python perf/diag_tvm_adult.py --data-dir DIR [--no-control-C] [--C 10 --budgets 20 50 "
-    "100 200 500 --no-svc]`.")
+    "100 200 500 --no-svc]` (script at commit 5095499).")
 SHUTTLE_CLIP = "Shuttle (clipped at ±5 sd)‡"
 SHUTTLE_NOTE = (
     "‡ Not the paper's setting, shown outside the averages: the Shuttle data with every "

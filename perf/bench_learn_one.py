@@ -7,7 +7,7 @@ imported: a script's own folder, not the working directory, heads ``sys.path``):
     PYTHONPATH=. python perf/bench_learn_one.py --n 20000 --reps 9
 
 A model (N-Checkerboard, 15% label noise, standardised, RBF delta = 0.37, C = 100, B = 100,
-as ``bench_tvm.py``) is trained on the first ``--warm`` examples with ``fit`` (the budget is
+as ``perf/test_bench_tvm.py``) is trained on the first ``--warm`` examples with ``fit`` (the budget is
 then full), and each repetition learns the next ``--n`` examples with ``learn_one`` on a
 fresh copy of it, so that every repetition does the same work. Reported, as medians over the
 repetitions (the machine is shared; absolute times vary):
@@ -16,7 +16,7 @@ repetitions (the machine is shared; absolute times vary):
   (``n_accepted_`` grew: Beneficial, Alg. 2) and those that only counted it;
 - ``chunk``: the same examples learned by one ``partial_fit`` call on a copy (the compiled
   per-example cost of learning), and ``floor``: scoring them against the twins
-  (``twin_decision_batch``, the floor of ``bench_tvm.py``);
+  (``twin_decision_batch``, the floor of ``perf/test_bench_tvm.py``);
 - the ratios ``learn_one / chunk`` and ``learn_one / floor``;
 - whether the models learned by ``learn_one`` and by the chunk have equal decision values.
 """

@@ -201,6 +201,23 @@ def write_perf_map(syms):
 
 
 # ------------------------------------------------------------------ the run
+def real_stream(a):
+    """IJCNN (d = 22, C = 100) or Adult (a9a, d = 123, C = 1), standardised on the training
+    side, RBF delta = d / 2 (paper 000 protocol): ``a.n`` examples made of passes over the
+    training rows, each pass in its own seeded order, cut into chunks of ``a.chunk``."""
+    from fastbudget.datasets import load_paper_dataset
+    name, C = {"ijcnn": ("ijcnn", 100.0), "adult": ("adult", 1.0)}[a.data]
+    X, y, Xt, yt = load_paper_dataset(name, a.data_dir)
+    mu, sd = X.mean(0), X.std(0)
+    sd[sd == 0] = 1.0
+    X, Xt = (X - mu) / sd, (Xt - mu) / sd
+    rng = np.random.default_rng(a.seed)
+    idx = np.concatenate([rng.permutation(len(y)) for _ in range(-(-a.n // len(y)))])[:a.n]
+    Xs, ys = np.ascontiguousarray(X[idx]), y[idx]
+    chunks = [(Xs[i:i + a.chunk], ys[i:i + a.chunk]) for i in range(0, a.n, a.chunk)]
+    return chunks, Xt, yt, 1.0 / X.shape[1], C
+
+
 def run(a):
     from fastbudget import TVMClassifier
     from fastbudget.datasets import make_checkerboard, stream_chunks
@@ -209,10 +226,15 @@ def run(a):
 
     outdir = a.out or tempfile.mkdtemp(prefix="fastbudget_prof_")
     os.makedirs(outdir, exist_ok=True)
-    Xt, yt = make_checkerboard(5000, random_state=10_000 + a.seed)
-    Xt = (Xt - 2) / SD
+    if a.data == "checkerboard":
+        Xt, yt = make_checkerboard(5000, random_state=10_000 + a.seed)
+        Xt = (Xt - 2) / SD
+        gamma, C = GAMMA, 100.0
+        chunks = None
+    else:
+        chunks, Xt, yt, gamma, C = real_stream(a)
     t0 = time.perf_counter()
-    clf = TVMClassifier(budget=a.budget, gamma=GAMMA)
+    clf = TVMClassifier(budget=a.budget, gamma=gamma, C=C)
     clf.partial_fit(Xt[:2], np.array([-1, 1]), classes=[-1, 1])
     clf.score(Xt[:10], yt[:10])
     t_compile = time.perf_counter() - t0
@@ -237,9 +259,10 @@ def run(a):
                     lines[s[2]] = tables[s[4]][s[2]]
     mapfile = write_perf_map(syms)
 
-    chunks = [((X - 2) / SD, y) for X, y in
-              stream_chunks("checkerboard", a.n, a.chunk, random_state=a.seed, noise=0.15)]
-    clf = TVMClassifier(budget=a.budget, gamma=GAMMA)
+    if chunks is None:
+        chunks = [((X - 2) / SD, y) for X, y in
+                  stream_chunks("checkerboard", a.n, a.chunk, random_state=a.seed, noise=0.15)]
+    clf = TVMClassifier(budget=a.budget, gamma=gamma, C=C)
 
     inner = [0.0]
     orig = ktvm.tvm_partial_fit
@@ -642,6 +665,10 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--chunk", type=int, default=100_000)
     p.add_argument("--freq", type=int, default=2999, help="perf sampling frequency (Hz)")
+    p.add_argument("--data", choices=["checkerboard", "ijcnn", "adult"], default="checkerboard",
+                   help="the stream: N-Checkerboard (d = 2), or passes over IJCNN (d = 22) or "
+                        "Adult (d = 123) training rows")
+    p.add_argument("--data-dir", default="../shared/data", help="folder of the data sets")
     p.add_argument("--lines", action="store_true", help="debug-info build: shares inside functions")
     p.add_argument("--out", default=None, help="directory for perf.data and the raw samples")
     p.add_argument("--analyze", default=None, metavar="DIR", help="only analyse a saved run")

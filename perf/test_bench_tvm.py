@@ -1,0 +1,128 @@
+"""TVMClassifier: stream throughput (d = 2, 22, 123), predict throughput, the merge step.
+
+Budget 100, paper 000's protocol (standardised attributes, RBF delta = d / 2, 0.37 for the
+board; C = 100, Adult C = 1). The floor scores every example of the stream against the final
+100 twins in one compiled loop (``_bench.score_expansion``); ``floor_ratio`` is the stream's
+time over it. Issue 25 asks for <= 3 at d = 2, 22 and 123; the suite records where it stands
+and fails on a regression through ``perf/check_ratios.py`` (not on the goal itself).
+"""
+import numpy as np
+import pytest
+
+from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, iterations_for,
+                    model_scores, nearest_pairs, nn_cache_rebuild, paper_data, record)
+from fastbudget import TVMClassifier
+
+
+def _fit_stream(benchmark, X, y, rounds, **params):
+    def setup():
+        return (TVMClassifier(budget=100, **params),), {}
+
+    def fit(clf):
+        clf.fit(X, y)
+        return clf
+
+    clf = benchmark.pedantic(fit, setup=setup, rounds=rounds, iterations=1)
+    return clf
+
+
+@pytest.mark.quick
+def test_tvm_fit_checkerboard_30k(benchmark):
+    """30,000 N-Checkerboard examples (d = 2): the quick regression guard of the stream."""
+    X, y, Xt, yt = checkerboard(30_000)
+    clf = _fit_stream(benchmark, X, y, 5, gamma=CB_GAMMA)
+    acc = clf.score(Xt, yt)
+    record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y),
+           accepted=int(clf.n_accepted_))
+    # paper 000 Table 3, TVM B = 100 on N-Checkerboard (10^4 examples there): 97.1 %
+    assert acc >= 0.95
+
+
+def test_tvm_fit_checkerboard_100k(benchmark):
+    """10^5 N-Checkerboard examples (d = 2)."""
+    X, y, Xt, yt = checkerboard(100_000)
+    clf = _fit_stream(benchmark, X, y, 3, gamma=CB_GAMMA)
+    acc = clf.score(Xt, yt)
+    record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y),
+           accepted=int(clf.n_accepted_))
+    assert acc >= 0.96
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("n", [1_000_000, 10_000_000])
+def test_tvm_fit_checkerboard_large(benchmark, n):
+    """10^6 and 10^7 N-Checkerboard examples (issue 25: 10^7 in <= 20 s, accuracy 98.6 %)."""
+    X, y, Xt, yt = checkerboard(n)
+    clf = _fit_stream(benchmark, X, y, 1, gamma=CB_GAMMA)
+    acc = clf.score(Xt, yt)
+    record(benchmark, floor_seconds(clf, X, rounds=1), accuracy=acc, n=len(y),
+           accepted=int(clf.n_accepted_))
+    # tvm_stream.md: 97.88 % at 10^6, 98.64 % at 10^7 (paper: 98.7 % at 10^7)
+    assert acc >= (0.975 if n == 1_000_000 else 0.985)
+
+
+@pytest.mark.parametrize("name,C,bar", [("ijcnn", 100.0, 0.95), ("adult", 1.0, 0.75)])
+def test_tvm_fit_paper_data(benchmark, name, C, bar):
+    """One pass over IJCNN (49,990 rows, d = 22) or Adult (a9a, 32,561 rows, d = 123).
+
+    Accuracy bars: docs/results/tvm_table3.md, TVM B = 100 over 5 orders: IJCNN 96.6 +- 0.3 %,
+    Adult (paper's control of C) 76.3 +- 0.8 %; the bars leave room for one order."""
+    data = paper_data(name)
+    if data is None:
+        pytest.skip("the papers' data sets are not present (set FASTBUDGET_DATA)")
+    X, y, Xt, yt = data
+    clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / X.shape[1], C=C)
+    acc = clf.score(Xt, yt)
+    record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y), d=X.shape[1],
+           accepted=int(clf.n_accepted_))
+    assert acc >= bar
+
+
+@pytest.mark.quick
+def test_tvm_predict(benchmark):
+    """decision_function on 10^5 rows against the floor on the same rows (issue 25: <= 1.5)."""
+    X, y, Xt, yt = checkerboard(30_000)
+    clf = TVMClassifier(budget=100, gamma=CB_GAMMA).fit(X, y)
+    Xp, _, _, _ = checkerboard(100_000, seed=5)
+    f = benchmark.pedantic(clf.decision_function, args=(Xp,), rounds=10,
+                           iterations=iterations_for(lambda: clf.decision_function(Xp)))
+    ref, _ = model_scores(clf, Xp)
+    assert np.max(np.abs(f - ref)) <= 1e-8 * max(1.0, np.max(np.abs(ref)))
+    record(benchmark, floor_seconds(clf, Xp, rounds=10), accuracy=clf.score(Xt, yt), n=len(Xp))
+
+
+@pytest.mark.quick
+def test_tvm_merge_nn_cache(benchmark):
+    """The merge step's search: TVM's nearest-merge-neighbour cache rebuilt in full (``nn_row``
+    for each of the 100 twins; input space, one-sided) against a compiled all-pairs loop over
+    the same twins. Asserts the cache finds the exact nearest pairs."""
+    X, y, _, _ = checkerboard(30_000)
+    clf = TVMClassifier(budget=100, gamma=CB_GAMMA).fit(X, y)
+    tw = clf.twins_
+    act = np.flatnonzero(tw.active)
+    Q = np.ascontiguousarray(tw.Q[act])
+    s = np.ascontiguousarray(tw.s_tot[act])
+    side = np.ascontiguousarray(tw.side[act])
+    active = np.ones(len(act), dtype=np.int8)
+    n = len(act)
+    nn_idx, nn2_idx = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    nn_d, nn2_d = np.full(n, np.inf), np.full(n, np.inf)
+    nn2_ok, costs = np.ones(n, np.int8), np.zeros(n)
+    reps = 2000
+
+    def rebuild():
+        nn_cache_rebuild(reps, Q, s, side, active, costs, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok)
+
+    rebuild()
+    benchmark.pedantic(rebuild, rounds=5, iterations=1)
+    f_idx, f_d = np.full(n, -1, np.int64), np.full(n, np.inf)
+
+    def floor():
+        for _ in range(reps):
+            nearest_pairs(Q, s, side, f_idx, f_d)
+
+    floor()
+    fl = best_seconds(floor, 5)
+    np.testing.assert_allclose(nn_d, f_d, rtol=1e-12)
+    assert np.all((nn_idx == f_idx) | np.isclose(nn_d, f_d, rtol=1e-12))
+    record(benchmark, fl, twins=n, accuracy=1.0)
