@@ -973,14 +973,14 @@ class BudgetClassifier:
         self._validate_params()
         names = _feature_names(X)
         X, y_enc, cls = self._check_Xy(X, y, reset=True)
-        w, cwv = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc,
-                             cls, fit=True)
+        sw = self._check_sample_weight(sample_weight, X.shape[0])
+        w, cwv = self._weigh(sw, y_enc, cls, fit=True)
         with self._transaction():
             self._reset_fitted()
             self._start(cls, X.shape[1], names)
             if _is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
-            self._partial_fit_encoded(X, y_enc, w)
+            self._learn_chunk(X, y_enc, w, sw, first=True)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
         self.__dict__.pop("_undo", None)
@@ -1022,11 +1022,12 @@ class BudgetClassifier:
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
         if first and X.shape[0] < 2 and self._gamma_from_data():
             raise ValueError(_SCALE_ONE_ROW_MSG.format(name=type(self).__name__))
-        w, _ = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
+        sw = self._check_sample_weight(sample_weight, X.shape[0])
+        w, _ = self._weigh(sw, y_enc, cls)
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1], names)
-            self._partial_fit_encoded(X, y_enc, w)
+            self._learn_chunk(X, y_enc, w, sw, first=first)
         return self
 
     def _partial_fit_checked(self, X, y_pm, sample_weight):
@@ -1037,7 +1038,95 @@ class BudgetClassifier:
         same model without a second validation and a second snapshot."""
         self._check_params_kept()
         w, _ = self._weigh(sample_weight, y_pm, self.classes_)
-        self._partial_fit_encoded(X, y_pm, w)
+        self._learn_chunk(X, y_pm, w, sample_weight, first=False)
+
+    # ------------------------------------------------------------------ probabilities
+    #: whether this learner keeps an online calibration map (binary learners; a wrapper's
+    #: learners keep their own)
+    _calibrates = True
+
+    def _learn_chunk(self, X, y_enc, w, raw_weight, first):
+        """Learn a validated chunk, and before that add its decision values (the model's,
+        before it learns them) to the calibration statistics (``fastbudget.calibration``).
+
+        ``raw_weight`` is ``sample_weight`` before class weights. A first chunk (the model
+        knows nothing yet) is not scored. The statistics are replaced, never modified in
+        place, so a transaction that fails puts the old ones back.
+        """
+        if first or not self._calibrates:
+            self._partial_fit_encoded(X, y_enc, w)
+            return
+        f = self._decision(X)
+        self._partial_fit_encoded(X, y_enc, w)
+        self._add_calibration(f, y_enc, raw_weight)
+
+    def _add_calibration(self, f, y_pm, raw_weight):
+        """Add examples' decision values (taken before they were learned) to the
+        calibration statistics (a new array)."""
+        from . import calibration
+
+        stats = self.__dict__.get("_calibration_stats")
+        if f.shape[0] == 1:
+            new = calibration.update_one(stats, float(f[0]), float(y_pm[0]), float(raw_weight[0]))
+        else:
+            new = calibration.update_stats(stats, f, y_pm, raw_weight)
+        self.__dict__["_calibration_stats"] = new
+        self.__dict__.pop("_calibration_map", None)
+
+    def _calibration(self):
+        """The calibration map of the current statistics (cached until they change)."""
+        cmap = self.__dict__.get("_calibration_map")
+        if cmap is None:
+            from .calibration import CalibrationMap
+
+            cmap = CalibrationMap(self.__dict__.get("_calibration_stats"))
+            self.__dict__["_calibration_map"] = cmap
+        return cmap
+
+    @property
+    def calibration_counts_(self):
+        """Total weight of the examples the calibration map was fitted on (scored before
+        they were learned); 0.0 for a model that has learned a single chunk."""
+        self._check_fitted()
+        stats = self.__dict__.get("_calibration_stats")
+        return 0.0 if stats is None else float(stats[0].sum())
+
+    def predict_proba(self, X):
+        """Calibrated class probabilities.
+
+        The map from decision values to probabilities is fitted online, on the decision
+        values of examples taken *before* the model learned them (see
+        ``fastbudget.calibration``): every ``partial_fit`` / ``learn_one`` after the first
+        chunk adds to it (a model fitted with a single ``fit`` call has only the sigmoid of
+        its decision values). It is monotone, so probabilities rank examples as
+        ``decision_function`` does, and ``predict_proba(X).argmax(1)`` is ``predict(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2), float64
+            Columns in the order of ``classes_``; rows sum to 1.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit`` / ``partial_fit``.
+        """
+        p = self._calibration()(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X):
+        """Logarithm of ``predict_proba(X)``."""
+        return np.log(self.predict_proba(X))
+
+    def predict_proba_one(self, x):
+        """Class probabilities of one example (given as ``learn_one`` takes it), as a dict
+        label -> probability."""
+        p = self.predict_proba(self._one_example(x))[0]
+        return {c: float(v) for c, v in zip(_plain(self.classes_.tolist()), p)}
 
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):

@@ -252,6 +252,11 @@ def _collect(est):
                 "feature_names_in_ holds a name ending in a NUL character, which a unicode "
                 "array cannot store; rename that column before fitting.")
         arrays["base.feature_names_in_"] = stored
+    calib = est.__dict__.get("_calibration_stats")
+    if calib is not None:
+        # the online calibration map's statistics (fastbudget.calibration); absent from
+        # files written before it existed, which load with an empty map
+        arrays["base.calibration_stats"] = np.asarray(calib, dtype=np.float64)
     scalars["base.n_features_in_"] = int(est.n_features_in_)
     scalars["base.classes_object"] = classes_kind == "O"
     inf_ok = _infinite_ok(est)
@@ -555,7 +560,8 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
             ):
                 _fail(path, f"state array {name!r} holds NaN or infinity.")
             state[name] = np.array(a, copy=True)  # writeable, owned
-        elif k not in ("base.classes_", "base.class_weight_", "base.feature_names_in_"):
+        elif k not in ("base.classes_", "base.class_weight_", "base.feature_names_in_",
+                       "base.calibration_stats"):
             _fail(path, f"unknown array {k!r}.")
     balanced = arrays.get("base.class_weight_")
     if balanced is not None and (
@@ -576,8 +582,18 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
             state[name] = val
         elif k not in ("base.n_features_in_", "base.classes_object"):
             _fail(path, f"unknown scalar {k!r}.")
+    calib = arrays.get("base.calibration_stats")
+    if calib is not None:
+        from .calibration import check_stats
+
+        try:
+            check_stats(calib)
+        except ValueError as exc:
+            _fail(path, str(exc) + ".")
     est.classes_ = classes
     est.n_features_in_ = n_features
+    if calib is not None:
+        est._calibration_stats = np.array(calib, dtype=np.float64)
     if names is not None:
         est.feature_names_in_ = names
     if balanced is not None:

@@ -339,10 +339,12 @@ class TVMClassifier(BudgetClassifier):
         X, y_pm, w = one
         st, tw = self.engine_state_, self.twins_
         B = int(self.budget)
+        f = self._decision(X)          # scored before it is learned: for the calibration
         if not ktvm.tvm_count_one(tw.Q, tw.coef, tw.ist, tw.par, st.kpar, st.fs, st.ist, X,
                                   w[0], B):
             with self._transaction():
                 self._partial_fit_encoded(X, y_pm, w)
+        self._add_calibration(f, y_pm, (sample_weight,))
         return self
 
     def _decision(self, X):
