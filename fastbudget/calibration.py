@@ -125,10 +125,18 @@ def _sigmoid(z):
 
 
 def _fit_sigmoid(f, n, pos):
-    """Platt's (A, B) on binned data (centres ``f``, weights ``n``, positives ``pos``) by
-    Newton's method with the ridge ``RIDGE / 2 ((A - 1)^2 + B^2)``."""
+    """Platt's (A, B) on binned data (centres ``f``, weights ``n``, positives ``pos``):
+    Newton's method with a backtracking line search (the objective, the binned log-loss
+    plus the ridge ``RIDGE / 2 ((A - 1)^2 + B^2)``, is strictly convex, so this converges
+    from any start)."""
+    def objective(A, B):
+        z = A * f + B
+        return (np.dot(n, np.logaddexp(0.0, z)) - np.dot(pos, z)
+                + 0.5 * RIDGE * ((A - 1.0) ** 2 + B * B))
+
     A, B = 1.0, 0.0
-    for _ in range(50):
+    obj = objective(A, B)
+    for _ in range(100):
         p = _sigmoid(A * f + B)
         r = n * p - pos                       # gradient of the log-loss w.r.t. A f + B
         gA = np.dot(r, f) + RIDGE * (A - 1.0)
@@ -142,11 +150,17 @@ def _fit_sigmoid(f, n, pos):
             break
         dA = (hBB * gA - hAB * gB) / det
         dB = (hAA * gB - hAB * gA) / det
-        step = max(abs(dA), abs(dB))
-        if step > 5.0:                         # damped: the binned log-loss is convex
-            dA, dB = dA * 5.0 / step, dB * 5.0 / step
-        A, B = A - dA, B - dB
-        if step < 1e-10:
+        dec = gA * dA + gB * dB                # > 0: Newton's direction descends
+        t = 1.0
+        while t > 1e-12:
+            new = objective(A - t * dA, B - t * dB)
+            if new <= obj - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            break
+        A, B, obj = A - t * dA, B - t * dB, new
+        if dec < 1e-12 * (1.0 + abs(obj)):
             break
     return A, B
 
