@@ -1071,17 +1071,13 @@ class BudgetClassifier:
         else:
             new = calibration.update_stats(stats, f, y_pm, raw_weight)
         self.__dict__["_calibration_stats"] = new
-        self.__dict__.pop("_calibration_map", None)
 
     def _calibration(self):
-        """The calibration map of the current statistics (cached until they change)."""
-        cmap = self.__dict__.get("_calibration_map")
-        if cmap is None:
-            from .calibration import CalibrationMap
+        """The calibration map of the current statistics (cached by
+        ``fastbudget.calibration.map_for`` until they change)."""
+        from .calibration import map_for
 
-            cmap = CalibrationMap(self.__dict__.get("_calibration_stats"))
-            self.__dict__["_calibration_map"] = cmap
-        return cmap
+        return map_for(self.__dict__.get("_calibration_stats"))
 
     @property
     def calibration_counts_(self):

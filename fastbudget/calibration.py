@@ -240,3 +240,27 @@ def update_one(stats, f, y_pm, weight):
         out[1, b] += weight
     out[2, b] += weight * min(max(u, -U_MAX), U_MAX)
     return out
+
+
+_DEFAULT = []
+_RECENT = []          # (stats, map) of the last few statistics arrays, newest last
+_N_RECENT = 16
+
+
+def map_for(stats):
+    """The ``CalibrationMap`` of ``stats`` (None: no data), cached by the identity of the
+    array: the statistics are replaced, never modified in place, by every update, so an
+    array seen before has the same map. The cache lives here rather than on the model, so
+    that ``predict_proba`` leaves the model's attributes untouched."""
+    if stats is None:
+        if not _DEFAULT:
+            _DEFAULT.append(CalibrationMap(None))
+        return _DEFAULT[0]
+    for k in range(len(_RECENT) - 1, -1, -1):
+        if _RECENT[k][0] is stats:
+            return _RECENT[k][1]
+    cmap = CalibrationMap(stats)
+    _RECENT.append((stats, cmap))
+    if len(_RECENT) > _N_RECENT:
+        del _RECENT[0]
+    return cmap
