@@ -250,7 +250,7 @@ def test_clone_is_a_fresh_unfitted_model(how):
     assert c.feature_names is None and c.predict_one(rows[0]) is None
     assert repr(c.estimator) == repr(ad.estimator)
     assert {k: v for k, v in c.get_params(deep=False).items() if k != "estimator"} == \
-        {"classes": [0, 1], "missing_value": 0.0, "warm_up": 5}
+        {"classes": [0, 1], "missing_value": 0.0, "warm_up": 5, "unknown_features": "raise"}
     assert_same_state(model_state(ad.estimator), before)      # the original is untouched
     # the clone learns the stream from scratch: the model a fresh adapter learns
     fresh = RiverClassifier(OneVsRestClassifier(PerceptronClassifier(budget=20, kernel="rbf"),
