@@ -140,7 +140,7 @@ def main(argv=None):
         rows, curves, notes = run(name, a, budgets.get(name, [100]))
         allcurves[name] = curves
         for label, m, t in rows:
-            print(f"| {name} | {label} | {m['log-loss']:.3f} | {m['ECE']:.3f} | "
+            print(f"| {name} | {label} | {m['log-loss']:.3f} | {m['ECE']:.4f} | "
                   f"{m['Brier']:.3f} | {m['accuracy']:.3f} | {t:.1f} |", flush=True)
         for B, frac in notes:
             print(f"<!-- {name}, B={B}: one decision_function over the training set costs "
