@@ -27,7 +27,10 @@ multiplies ``sample_weight`` by the weight of each example's class before
 and ``_check_one`` calls it itself, as ``IncrementalSVC``'s).
 
 The base class then provides ``fit`` (resets the model), ``partial_fit`` (``classes`` on the
-first call, as scikit-learn), transactional updates (a call that raises leaves the model exactly
+first call, as scikit-learn), ``predict_proba`` (an online calibration map of the decision
+values: every chunk after the first is scored with ``_decision`` before it is learned, see
+``fastbudget.calibration``; a ``learn_one`` that bypasses ``partial_fit`` does the same
+itself, as TVM's and ``IncrementalSVC``'s), transactional updates (a call that raises leaves the model exactly
 as before), ``save``/``load`` (see ``fastbudget.persist`` and docs/format.md), pickling, and the
 scikit-learn tags.
 
@@ -980,7 +983,7 @@ class BudgetClassifier:
             self._start(cls, X.shape[1], names)
             if _is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
-            self._learn_chunk(X, y_enc, w, sw, first=True)
+            self._partial_fit_encoded(X, y_enc, w)      # (first chunk: nothing to score)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
         self.__dict__.pop("_undo", None)
@@ -1027,7 +1030,10 @@ class BudgetClassifier:
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1], names)
-            self._learn_chunk(X, y_enc, w, sw, first=first)
+            f = self._calibration_scores(X, first)
+            self._partial_fit_encoded(X, y_enc, w)
+            if f is not None:
+                self._add_calibration(f, y_enc, sw)
         return self
 
     def _partial_fit_checked(self, X, y_pm, sample_weight):
@@ -1038,31 +1044,32 @@ class BudgetClassifier:
         same model without a second validation and a second snapshot."""
         self._check_params_kept()
         w, _ = self._weigh(sample_weight, y_pm, self.classes_)
-        self._learn_chunk(X, y_pm, w, sample_weight, first=False)
+        f = self._calibration_scores(X, False)
+        self._partial_fit_encoded(X, y_pm, w)
+        if f is not None:
+            self._add_calibration(f, y_pm, sample_weight)
 
     # ------------------------------------------------------------------ probabilities
     #: whether this learner keeps an online calibration map (binary learners; a wrapper's
     #: learners keep their own)
     _calibrates = True
 
-    def _learn_chunk(self, X, y_enc, w, raw_weight, first):
-        """Learn a validated chunk, and before that add its decision values (the model's,
-        before it learns them) to the calibration statistics (``fastbudget.calibration``).
-
-        ``raw_weight`` is ``sample_weight`` before class weights. A first chunk (the model
-        knows nothing yet) is not scored. The statistics are replaced, never modified in
-        place, so a transaction that fails puts the old ones back.
-        """
+    def _calibration_scores(self, X, first):
+        """Decision values of a validated chunk under the model as it is, before it learns
+        the chunk, for the calibration statistics (``fastbudget.calibration``); None when
+        there is nothing to score (a first chunk: the model knows nothing yet) or the
+        model keeps no map (a wrapper: its learners keep theirs). The caller learns the
+        chunk, then passes them to ``_add_calibration`` (called inline rather than through
+        a helper, so that the learners' warnings keep pointing at the user's call)."""
         if first or not self._calibrates:
-            self._partial_fit_encoded(X, y_enc, w)
-            return
-        f = self._decision(X)
-        self._partial_fit_encoded(X, y_enc, w)
-        self._add_calibration(f, y_enc, raw_weight)
+            return None
+        return self._decision(X)
 
     def _add_calibration(self, f, y_pm, raw_weight):
         """Add examples' decision values (taken before they were learned) to the
-        calibration statistics (a new array)."""
+        calibration statistics. ``raw_weight`` is ``sample_weight`` before class weights.
+        The statistics are replaced, never modified in place, so a transaction that fails
+        puts the old ones back."""
         from . import calibration
 
         stats = self.__dict__.get("_calibration_stats")
