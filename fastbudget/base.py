@@ -300,6 +300,20 @@ class BudgetClassifier:
             from . import persist
 
             persist.register_estimator(cls)
+        # memory_bytes() counts the calibration statistics too (three arrays of
+        # calibration.N_BINS float64, held once a chunk after the first was learned), added
+        # here once for every learner rather than in each learner's closed form
+        own = cls.__dict__.get("memory_bytes")
+        if own is not None and not getattr(own, "_counts_calibration", False):
+            def memory_bytes(self, _own=own):
+                stats = self.__dict__.get("_calibration_stats")
+                return _own(self) + (0 if stats is None else stats.nbytes)
+
+            memory_bytes.__doc__ = own.__doc__
+            memory_bytes.__name__ = own.__name__
+            memory_bytes.__qualname__ = own.__qualname__
+            memory_bytes._counts_calibration = True
+            cls.memory_bytes = memory_bytes
 
     # ------------------------------------------------------------------ parameters
     @classmethod
