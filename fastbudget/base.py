@@ -301,7 +301,7 @@ class BudgetClassifier:
 
             persist.register_estimator(cls)
         # memory_bytes() counts the calibration statistics too (three arrays of
-        # calibration.N_BINS float64, held once a chunk after the first was learned), added
+        # calibration.N_BINS float64, allocated when the model starts), added
         # here once for every learner rather than in each learner's closed form
         own = cls.__dict__.get("memory_bytes")
         if own is not None and not getattr(own, "_counts_calibration", False):
@@ -961,6 +961,11 @@ class BudgetClassifier:
         else:
             self.feature_names_in_ = feature_names
         self._init_state(self.n_features_in_)
+        if self._calibrates:
+            from .calibration import new_stats
+
+            # allocated with the model, so that its memory does not change along the stream
+            self.__dict__["_calibration_stats"] = new_stats()
         self._snapshot_params()
 
     # ------------------------------------------------------------------ learning

@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from .base import BudgetClassifier
-from .calibration import check_stats
+from .calibration import check_stats, new_stats
 
 __all__ = ["OneVsRestClassifier"]
 
@@ -277,8 +277,9 @@ class OneVsRestClassifier(BudgetClassifier):
             if check is not None:
                 check(sub)
             est._set_state(sub)
-            if calib is not None:
-                est._calibration_stats = np.array(calib, dtype=np.float64)
+            # (a file from before calibration: empty statistics)
+            est._calibration_stats = new_stats() if calib is None else np.array(
+                calib, dtype=np.float64)
             estimators.append(est)
         self.budget_per_estimator_ = state["budget_per_estimator"]
         self.estimators_ = estimators

@@ -255,7 +255,7 @@ def _collect(est):
     calib = est.__dict__.get("_calibration_stats")
     if calib is not None:
         # the online calibration map's statistics (fastbudget.calibration); absent from
-        # files written before it existed, which load with an empty map
+        # files written before it existed, which load with empty statistics
         arrays["base.calibration_stats"] = np.asarray(calib, dtype=np.float64)
     scalars["base.n_features_in_"] = int(est.n_features_in_)
     scalars["base.classes_object"] = classes_kind == "O"
@@ -594,6 +594,10 @@ def load_model(path, expected_class=None, *, _warn_scaler=True):
     est.n_features_in_ = n_features
     if calib is not None:
         est._calibration_stats = np.array(calib, dtype=np.float64)
+    elif est._calibrates:
+        from .calibration import new_stats
+
+        est._calibration_stats = new_stats()    # a file from before calibration: no data
     if names is not None:
         est.feature_names_in_ = names
     if balanced is not None:
