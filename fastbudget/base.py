@@ -1092,7 +1092,7 @@ class BudgetClassifier:
         from . import calibration
 
         stats = self.__dict__.get("_calibration_stats")
-        if f.shape[0] == 1:
+        if len(f) == 1:
             new = calibration.update_one(stats, float(f[0]), float(y_pm[0]), float(raw_weight[0]))
         else:
             new = calibration.update_stats(stats, f, y_pm, raw_weight)

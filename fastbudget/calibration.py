@@ -39,6 +39,8 @@ From the statistics, at prediction time (cached until the next update):
 
 The probabilities are kept in ``[P_MIN, 1 - P_MIN]``.
 """
+import math
+
 import numpy as np
 
 __all__ = ["N_BINS", "U_MAX", "new_stats", "update_stats", "update_one", "check_stats",
@@ -228,10 +230,10 @@ class CalibrationMap:
 def update_one(stats, f, y_pm, weight):
     """``update_stats`` for a single example (plain floats), cheaper for ``learn_one``."""
     out = new_stats() if stats is None else stats.copy()
-    if not np.isfinite(f) or weight == 0.0:
+    if not math.isfinite(f) or weight == 0.0:
         return out
-    u = float(np.arcsinh(f))
-    b = int(np.floor(u / _H)) + _HALF
+    u = math.asinh(f)
+    b = math.floor(u / _H) + _HALF
     if f <= 0.0:
         b = min(b, _HALF - 1)
     b = min(max(b, 0), N_BINS - 1)
