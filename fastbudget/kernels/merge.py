@@ -36,10 +36,11 @@ TIE_TOL = 1e-12
 def before(c, j, b, jb):
     """Whether cost ``c`` of index ``j`` ranks before cost ``b`` of index ``jb``: smaller by
     more than ``TIE_TOL`` (relative), or a tie and a smaller index (``jb < 0``, ``b``
-    infinite: nothing yet)."""
+    infinite: nothing yet). The slack scales with the smaller magnitude, so an infinite
+    or NaN cost never ranks before a finite one."""
     if jb < 0:
         return True
-    tol = TIE_TOL * max(abs(c), abs(b))
+    tol = TIE_TOL * min(abs(c), abs(b))
     if c < b - tol:
         return True
     return c <= b + tol and j < jb
