@@ -27,7 +27,8 @@ NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 # dtype kinds a state array may have: bool, signed/unsigned int, float, unicode text
 ALLOWED_KINDS = "biufU"
 # arrays every model may hold besides its learner's state
-BASE_ARRAYS = ("base.classes_", "base.class_weight_", "base.feature_names_in_")
+BASE_ARRAYS = ("base.classes_", "base.class_weight_", "base.feature_names_in_",
+               "base.calibration_stats")
 BASE_SCALARS = ("base.n_features_in_", "base.classes_object")
 
 

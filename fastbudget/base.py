@@ -27,7 +27,10 @@ multiplies ``sample_weight`` by the weight of each example's class before
 and ``_check_one`` calls it itself, as ``IncrementalSVC``'s).
 
 The base class then provides ``fit`` (resets the model), ``partial_fit`` (``classes`` on the
-first call, as scikit-learn), transactional updates (a call that raises leaves the model exactly
+first call, as scikit-learn), ``predict_proba`` (an online calibration map of the decision
+values: every chunk after the first is scored with ``_decision`` before it is learned, see
+``fastbudget.calibration``; a ``learn_one`` that bypasses ``partial_fit`` does the same
+itself, as TVM's and ``IncrementalSVC``'s), transactional updates (a call that raises leaves the model exactly
 as before), ``save``/``load`` (see ``fastbudget.persist`` and docs/format.md), pickling, and the
 scikit-learn tags.
 
@@ -345,6 +348,20 @@ class BudgetClassifier:
             from . import persist
 
             persist.register_estimator(cls)
+        # memory_bytes() counts the calibration statistics too (three arrays of
+        # calibration.N_BINS float64, allocated when the model starts), added
+        # here once for every learner rather than in each learner's closed form
+        own = cls.__dict__.get("memory_bytes")
+        if own is not None and not getattr(own, "_counts_calibration", False):
+            def memory_bytes(self, _own=own):
+                stats = self.__dict__.get("_calibration_stats")
+                return _own(self) + (0 if stats is None else stats.nbytes)
+
+            memory_bytes.__doc__ = own.__doc__
+            memory_bytes.__name__ = own.__name__
+            memory_bytes.__qualname__ = own.__qualname__
+            memory_bytes._counts_calibration = True
+            cls.memory_bytes = memory_bytes
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -1022,6 +1039,11 @@ class BudgetClassifier:
         else:
             self.feature_names_in_ = feature_names
         self._init_state(self.n_features_in_)
+        if self._calibrates:
+            from .calibration import new_stats
+
+            # allocated with the model, so that its memory does not change along the stream
+            self.__dict__["_calibration_stats"] = new_stats()
         self._snapshot_params()
 
     # ------------------------------------------------------------------ learning
@@ -1051,8 +1073,8 @@ class BudgetClassifier:
         self._validate_params()
         names = _feature_names(X)
         X, y_enc, cls = self._check_Xy(X, y, reset=True)
-        w, cwv = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc,
-                             cls, fit=True)
+        sw = self._check_sample_weight(sample_weight, X.shape[0])
+        w, cwv = self._weigh(sw, y_enc, cls, fit=True)
         with self._transaction():
             self._reset_fitted()
             self._start(cls, X.shape[1], names)
@@ -1100,11 +1122,15 @@ class BudgetClassifier:
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
         if first and X.shape[0] < 2 and self._gamma_from_data():
             raise ValueError(_SCALE_ONE_ROW_MSG.format(name=type(self).__name__))
-        w, _ = self._weigh(self._check_sample_weight(sample_weight, X.shape[0]), y_enc, cls)
+        sw = self._check_sample_weight(sample_weight, X.shape[0])
+        w, _ = self._weigh(sw, y_enc, cls)
         with self._transaction():
             if first:
                 self._start(cls, X.shape[1], names)
+            f = self._calibration_scores(X, first)
             self._learn_encoded(X, y_enc, w)
+            if f is not None:
+                self._add_calibration(f, y_enc, sw)
         return self
 
     def _partial_fit_checked(self, X, y_pm, sample_weight):
@@ -1115,7 +1141,10 @@ class BudgetClassifier:
         same model without a second validation and a second snapshot."""
         self._check_params_kept()
         w, _ = self._weigh(sample_weight, y_pm, self.classes_)
+        f = self._calibration_scores(X, False)
         self._learn_encoded(X, y_pm, w)
+        if f is not None:
+            self._add_calibration(f, y_pm, sample_weight)
 
     # ------------------------------------------------------------------ forgetting
     def _learn_encoded(self, X, y_pm, sample_weight):
@@ -1140,6 +1169,88 @@ class BudgetClassifier:
         self._init_state(self.n_features_in_)
         if gamma is not None:
             self.gamma_ = gamma
+
+    # ------------------------------------------------------------------ probabilities
+    #: whether this learner keeps an online calibration map (binary learners; a wrapper's
+    #: learners keep their own)
+    _calibrates = True
+
+    def _calibration_scores(self, X, first):
+        """Decision values of a validated chunk under the model as it is, before it learns
+        the chunk, for the calibration statistics (``fastbudget.calibration``); None when
+        there is nothing to score (a first chunk: the model knows nothing yet) or the
+        model keeps no map (a wrapper: its learners keep theirs). The caller learns the
+        chunk, then passes them to ``_add_calibration`` (called inline rather than through
+        a helper, so that the learners' warnings keep pointing at the user's call)."""
+        if first or not self._calibrates:
+            return None
+        return self._decision(X)
+
+    def _add_calibration(self, f, y_pm, raw_weight):
+        """Add examples' decision values (taken before they were learned) to the
+        calibration statistics. ``raw_weight`` is ``sample_weight`` before class weights.
+        The statistics are replaced, never modified in place, so a transaction that fails
+        puts the old ones back."""
+        from . import calibration
+
+        stats = self.__dict__.get("_calibration_stats")
+        if len(f) == 1:
+            new = calibration.update_one(stats, float(f[0]), float(y_pm[0]), float(raw_weight[0]))
+        else:
+            new = calibration.update_stats(stats, f, y_pm, raw_weight)
+        self.__dict__["_calibration_stats"] = new
+
+    def _calibration(self):
+        """The calibration map of the current statistics (cached by
+        ``fastbudget.calibration.map_for`` until they change)."""
+        from .calibration import map_for
+
+        return map_for(self.__dict__.get("_calibration_stats"))
+
+    @property
+    def calibration_counts_(self):
+        """Total weight of the examples the calibration map was fitted on (scored before
+        they were learned); 0.0 for a model that has learned a single chunk."""
+        self._check_fitted()
+        stats = self.__dict__.get("_calibration_stats")
+        return 0.0 if stats is None else float(stats[0].sum())
+
+    def predict_proba(self, X):
+        """Calibrated class probabilities.
+
+        The map from decision values to probabilities is fitted online, on the decision
+        values of examples taken *before* the model learned them (see
+        ``fastbudget.calibration``): every ``partial_fit`` / ``learn_one`` after the first
+        chunk adds to it (a model fitted with a single ``fit`` call has only the sigmoid of
+        its decision values). It is monotone, so probabilities rank examples as
+        ``decision_function`` does, and ``predict_proba(X).argmax(1)`` is ``predict(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2), float64
+            Columns in the order of ``classes_``; rows sum to 1.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit`` / ``partial_fit``.
+        """
+        p = self._calibration()(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X):
+        """Logarithm of ``predict_proba(X)``."""
+        return np.log(self.predict_proba(X))
+
+    def predict_proba_one(self, x):
+        """Class probabilities of one example (given as ``learn_one`` takes it), as a dict
+        label -> probability."""
+        p = self.predict_proba(self._one_example(x))[0]
+        return {c: float(v) for c, v in zip(_plain(self.classes_.tolist()), p)}
 
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):

@@ -14,6 +14,8 @@ operation's resulting set of examples again from an empty model (``adiabatic.rel
 up to ``RELEARN_ORDERS`` orders, and only when every order fails raises
 :class:`NumericalError` with the state as it was before the call.
 """
+import math
+
 import numpy as np
 
 from .base import _sv_by_class
@@ -119,9 +121,19 @@ def resolve_gamma(gamma, X):
     if gamma is None or (isinstance(gamma, str) and gamma == "auto"):
         return 1.0 / d
     if isinstance(gamma, str) and gamma == "scale":
-        var = float(X.var())
+        var = _column_order_free_var(X)
         return 1.0 / (d * var) if var > 0 else 1.0
     return float(gamma)
+
+
+def _column_order_free_var(X):
+    """``X.var()`` (over every entry) computed so that permuting the columns of ``X`` gives
+    the same float: each column is reduced over its rows (the same operations wherever it
+    stands), and the columns' sums are added exactly (``math.fsum``), so no rounding depends
+    on the column order."""
+    n, d = X.shape
+    mean = math.fsum(X.sum(axis=0).tolist()) / (n * d)
+    return math.fsum(((X - mean) ** 2).sum(axis=0).tolist()) / (n * d)
 
 
 def kernel_params(kernel, gamma, degree, coef0):

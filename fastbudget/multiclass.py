@@ -17,10 +17,12 @@ import re
 import numpy as np
 
 from .base import BudgetClassifier
+from .calibration import check_stats, new_stats
 
 __all__ = ["OneVsRestClassifier"]
 
 _KEY_RE = re.compile(r"^e(\d+)\.(.+)$")
+_CALIB = "calibration_stats"
 
 
 def _clone(est, **overrides):
@@ -76,6 +78,7 @@ class OneVsRestClassifier(BudgetClassifier):
     """
 
     _binary_only = False
+    _calibrates = False        # each binary learner keeps its own calibration map
 
     def __init__(self, estimator=None, total_budget=None, class_weight=None):
         self.estimator = estimator
@@ -203,6 +206,31 @@ class OneVsRestClassifier(BudgetClassifier):
             return self.classes_[(f > 0).astype(np.intp)]
         return self.classes_[np.argmax(f, axis=1)]
 
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order.
+
+        Each binary learner k gives its calibrated probability of ``classes_[k]`` against
+        the rest (its online calibration map, see ``fastbudget.calibration``); the K
+        probabilities of a row are divided by their sum. With two classes, the single
+        learner's probabilities.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit`` / ``partial_fit``.
+        """
+        X = self._check_X_predict(X)
+        if len(self.estimators_) == 1:
+            return self.estimators_[0].predict_proba(X)
+        P = np.column_stack([est._calibration()(est._decision(X)) for est in self.estimators_])
+        return P / P.sum(axis=1, keepdims=True)
+
+    def predict_proba_one(self, x):
+        """Class probabilities of one example as a dict label -> probability."""
+        p = self.predict_proba(self._one_example(x))[0]
+        return {(c.item() if isinstance(c, np.generic) else c): float(v)
+                for c, v in zip(self.classes_, p)}
+
     # ------------------------------------------------------------------ state protocol
     def _get_state(self):
         state = {"n_estimators": len(self.estimators_),
@@ -212,6 +240,9 @@ class OneVsRestClassifier(BudgetClassifier):
                 raise ValueError(f"learner {k} is not fitted; the model is incomplete.")
             for name, v in est._get_state().items():
                 state[f"e{k}.{name}"] = v
+            calib = est.__dict__.get("_calibration_stats")
+            if calib is not None:      # learner k's calibration (absent in older files)
+                state[f"e{k}.{_CALIB}"] = calib
         return state
 
     def _state_may_be_infinite(self, name):
@@ -240,6 +271,9 @@ class OneVsRestClassifier(BudgetClassifier):
                 subs[int(m.group(1))][m.group(2)] = v
         estimators = []
         for sub in subs:
+            calib = sub.pop(_CALIB, None)
+            if calib is not None:
+                check_stats(calib)
             est = self._new_learner()
             # the checks its first partial_fit would run (a loaded template is not checked)
             est._validate_common_params()
@@ -250,6 +284,9 @@ class OneVsRestClassifier(BudgetClassifier):
             if check is not None:
                 check(sub)
             est._set_state(sub)
+            # (a file from before calibration: empty statistics)
+            est._calibration_stats = new_stats() if calib is None else np.array(
+                calib, dtype=np.float64)
             estimators.append(est)
         self.budget_per_estimator_ = state["budget_per_estimator"]
         self.estimators_ = estimators

@@ -193,6 +193,11 @@ def _collect(est):
                 "feature_names_in_ holds a name ending in a NUL character, which a unicode "
                 "array cannot store; rename that column before fitting.")
         arrays["base.feature_names_in_"] = stored
+    calib = est.__dict__.get("_calibration_stats")
+    if calib is not None:
+        # the online calibration map's statistics (fastbudget.calibration); absent from
+        # files written before it existed, which load with empty statistics
+        arrays["base.calibration_stats"] = np.asarray(calib, dtype=np.float64)
     scalars["base.n_features_in_"] = int(est.n_features_in_)
     scalars["base.classes_object"] = classes_kind == "O"
     inf_ok = _infinite_ok(est)
@@ -523,8 +528,22 @@ def _load_model(path, expected_class, _warn_scaler):
                     "or is damaged.")
     n_features, classes, names, balanced = check_base(path, meta, arrays)
     state = check_state_values(path, meta, arrays, _infinite_ok(est), _nested_estimator)
+    calib = arrays.get("base.calibration_stats")
+    if calib is not None:
+        from .calibration import check_stats
+
+        try:
+            check_stats(calib)
+        except ValueError as exc:
+            _fail(path, str(exc) + ".")
     est.classes_ = classes
     est.n_features_in_ = n_features
+    if calib is not None:
+        est._calibration_stats = np.array(calib, dtype=np.float64)
+    elif est._calibrates:
+        from .calibration import new_stats
+
+        est._calibration_stats = new_stats()    # a file from before calibration: no data
     if names is not None:
         est.feature_names_in_ = names
     if balanced is not None:

@@ -5,17 +5,26 @@ a dict of feature name -> number, as river's classifiers do. It works without ri
 is installed the class is also a ``river.base.Classifier``, so river's evaluation tools
 (``river.evaluate.progressive_val_score``, metrics, pipelines) accept it.
 
-Feature order is fixed by the first dict seen (its key order), or by the wrapped model's
-``feature_names_in_`` when it was fitted on a named table. Later dicts must have the same
-keys (in any order); a key never seen before raises ``ValueError``, and a missing key raises
-``ValueError`` unless ``missing_value`` is set (for example 0.0 for sparse streams).
+Feature order: the features are those of the first dict seen, in sorted order of their
+names (so the order of a dict's keys never matters, for the first dict neither; names that
+cannot be compared, such as a mix of numbers and strings, keep the first dict's order), or the
+wrapped model's ``feature_names_in_`` when it was fitted on a named table; a model fitted
+before it was wrapped, on an array, reads them in the first dict's key order. Later dicts must
+have the same keys (in any order): a key never seen before raises ``ValueError`` unless
+``unknown_features='ignore'`` (the model's width is fixed, so it is then dropped), and a
+missing key raises ``ValueError`` unless ``missing_value`` is set (for example 0.0 for sparse
+streams).
 
 Classes: pass ``classes`` when known. Otherwise the adapter buffers examples until two distinct
-labels have appeared and then starts the model on the buffer; ``predict_one`` returns None until
-then (river's convention for a model that knows nothing yet). A fastbudget model cannot add a
-class once it has started (its learners and their budgets are set up per class), so river's
-habit of learning new classes on the fly is not available: a label outside the model's classes
-raises ``ValueError`` (the model unchanged) saying to pass ``classes``. A multi-class estimator
+labels have appeared and then starts the model on the buffer. Until the model starts (this, or
+the warm-up below) ``predict_one`` returns the most frequent label seen so far (the first seen
+among equally frequent ones; None before any example), and ``predict_proba_one`` the labels'
+frequencies seen so far (see ``RiverClassifier.predict_proba_one``). Once started,
+``predict_proba_one`` gives the learner's calibrated probabilities (``predict_proba``; see
+``fastbudget.calibration``). A fastbudget model cannot add a class once it has started (its
+learners and their budgets are set up per class), so river's habit of learning new classes on
+the fly is not available: a label outside the model's classes raises ``ValueError`` (the model
+unchanged) saying to pass ``classes``. A multi-class estimator
 (``OneVsRestClassifier``) therefore needs ``classes`` from the first call; a binary learner
 without ``classes`` is started on the first two labels of the stream.
 
@@ -23,7 +32,9 @@ Kernel scale: a learner with ``gamma='scale'`` computes its kernel coefficient
 ``1 / (n_features * X.var())`` from the first chunk it learns. One example is not enough (the
 variance would be that of its feature values), so for such a learner the adapter buffers the
 first ``warm_up`` examples (default 100) and starts the model on them as one chunk, in stream
-order; ``predict_one`` returns None meanwhile. With a numeric gamma (or a linear kernel) there
+order; ``predict_one`` predicts the most frequent label meanwhile. The scale is the statistic
+of ``fastbudget.engine.resolve_gamma`` on that chunk, the one every learner computes on its
+first chunk. With a numeric gamma (or a linear kernel) there
 is no warm-up. A learner's own ``learn_one`` / ``partial_fit`` refuse a first chunk of one row
 with ``gamma='scale'``.
 
@@ -86,6 +97,9 @@ class RiverClassifier(_Base):
         For a learner with ``gamma='scale'`` (and a kernel that uses gamma): the number of
         examples buffered before the model starts, on which the scale is estimated (then
         learned as one chunk). Unused with a numeric gamma. At least 2.
+    unknown_features : {'raise', 'ignore'}, default='raise'
+        What to do with a key that the model's features do not include (a feature that
+        appears after the columns were fixed): raise ``ValueError``, or drop it.
 
     Examples
     --------
@@ -107,11 +121,13 @@ class RiverClassifier(_Base):
     True
     """
 
-    def __init__(self, estimator, classes=None, missing_value=None, warm_up=100):
+    def __init__(self, estimator, classes=None, missing_value=None, warm_up=100,
+                 unknown_features="raise"):
         self.estimator = estimator
         self.classes = classes
         self.missing_value = missing_value
         self.warm_up = warm_up
+        self.unknown_features = unknown_features
         self._features = None
         self._index = None
         self._buffer_X = []
@@ -138,6 +154,22 @@ class RiverClassifier(_Base):
                     setattr(new, k, copy.deepcopy(v))
         return new
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Settings for river's ``check_estimator``: binary learners (river's checks stream
+        its Phishing data set, binary labels), with ``missing_value`` and
+        ``unknown_features`` set because some checks drop or add features between
+        examples; TVM with ``gamma='scale'`` (its warm-up) and with a numeric gamma. Budgeted
+        learners only: river's memory check streams 2,000 examples, more than an exact
+        ``IncrementalSVC`` of a fixed capacity holds."""
+        from .estimators.baselines import PerceptronClassifier
+        from .estimators.tvm import TVMClassifier
+
+        common = {"missing_value": 0.0, "unknown_features": "ignore"}
+        yield {"estimator": TVMClassifier(budget=20), "warm_up": 10, **common}
+        yield {"estimator": TVMClassifier(budget=20, gamma=0.1), **common}
+        yield {"estimator": PerceptronClassifier(budget=20, kernel="rbf", gamma=0.1), **common}
+
     @property
     def _multiclass(self):  # river property
         return not getattr(self.estimator, "_binary_only", True)
@@ -162,15 +194,24 @@ class RiverClassifier(_Base):
                 raise ValueError("x is empty: at least one feature is required.")
             else:
                 features = list(x)
+                if not self.estimator.__sklearn_is_fitted__():
+                    try:       # a model started here: columns in the order of their names
+                        features = sorted(features)
+                    except TypeError:
+                        pass
             index = {k: i for i, k in enumerate(features)}
-        unknown = [k for k in x if k not in index]
+        if self.unknown_features not in ("raise", "ignore"):
+            raise ValueError(f"unknown_features must be 'raise' or 'ignore'; got "
+                             f"{self.unknown_features!r}.")
+        unknown = [] if self.unknown_features == "ignore" else [k for k in x if k not in index]
         if unknown:
             origin = ("the wrapped model's feature_names_in_"
                       if getattr(self.estimator, "feature_names_in_", None) is not None
                       else "the first example")
             raise ValueError(
                 f"x has feature(s) {unknown[:5]!r} that the model does not know; its features "
-                f"are fixed to {features[:10]!r} (by {origin})."
+                f"are fixed to {features[:10]!r} (by {origin}). Pass "
+                "unknown_features='ignore' to drop such features."
             )
         v = np.empty(len(features))
         for k, i in index.items():
@@ -271,12 +312,60 @@ class RiverClassifier(_Base):
             "fastbudget.OneVsRestClassifier.") from None
 
     def predict_one(self, x):
-        """Predicted label of one example, or None while the model has not started."""
-        v = self._vector(x)
+        """Predicted label of one example. Before the model has started (see the module
+        docstring): the most frequent label seen so far (the first seen among equally
+        frequent ones), or None before any example."""
         if not self.estimator.__sklearn_is_fitted__():
-            return None
+            if self._features is not None or self.estimator.__dict__.get(
+                    "feature_names_in_") is not None:
+                self._vector(x)      # (validated as it will be once the model starts)
+            counts = self._buffer_counts()
+            if not counts:
+                return None
+            return max(counts, key=counts.get)       # (ties: the first seen)
+        v = self._vector(x)
         p = self.estimator.predict(v[None, :])[0]
         return p.item() if isinstance(p, np.generic) else p
+
+    def _buffer_counts(self):
+        """Label -> number of buffered examples, in order of first appearance."""
+        counts = {}
+        for t in self._buffer_y:
+            t = t.item() if isinstance(t, np.generic) else t
+            counts[t] = counts.get(t, 0) + 1
+        return counts
+
+    def predict_proba_one(self, x):
+        """Class probabilities of one example, a dict label -> probability summing to 1.
+
+        Once the model has started: the learner's calibrated ``predict_proba`` (binary
+        learners, and ``OneVsRestClassifier``'s normalised one-vs-rest probabilities).
+        Before: the frequencies of the labels seen so far (with the classes given, over
+        those classes, each counted once more so that none gets 0; for a binary learner
+        without them whose labels so far are booleans, over ``False`` and ``True``, as
+        river's binary models, also before any example); otherwise ``{}`` before any
+        example.
+        """
+        est = self.estimator
+        if not est.__sklearn_is_fitted__():
+            if self._features is not None or est.__dict__.get("feature_names_in_") is not None:
+                self._vector(x)
+            counts = self._buffer_counts()
+            if self.classes is not None:
+                labels = [c.item() if isinstance(c, np.generic) else c for c in self.classes]
+                counts = {c: counts.get(c, 0) + 1 for c in labels}
+            elif getattr(est, "_binary_only", True) and all(
+                    isinstance(c, bool) for c in counts):
+                # river's binary convention: both booleans, frequencies counted once more
+                counts = {c: counts.get(c, 0) + 1 for c in (False, True)}
+            if not counts:
+                return {}
+            total = sum(counts.values())
+            return {c: n / total for c, n in counts.items()}
+        v = self._vector(x)
+        p = est.predict_proba(v[None, :])[0]
+        return {(c.item() if isinstance(c, np.generic) else c): float(q)
+                for c, q in zip(est.classes_, p)}
 
     def decision_one(self, x):
         """Decision value(s) of one example (float, or dict label -> value for multi-class)."""

@@ -43,9 +43,11 @@ def test_buffers_until_two_classes_then_starts():
     y = np.r_[np.zeros(5, int), y[5:]]
     y[5] = 1
     ad = RiverClassifier(DummyBudgetPerceptron())
+    assert ad.predict_one(_dicts(X[:1])[0]) is None      # nothing seen at all
     for i, x in enumerate(_dicts(X[:5])):
         ad.learn_one(x, int(y[i]))
-        assert ad.predict_one(x) is None  # nothing learned yet: river's convention
+        assert ad.predict_one(x) == 0     # one label seen: the most frequent one
+        assert ad.predict_proba_one(x) == {0: 1.0}
     ad.learn_one(_dicts(X[5:6])[0], 1)
     ref = DummyBudgetPerceptron().partial_fit(X[:6], y[:6])
     assert_same_state(model_state(ad.estimator), model_state(ref))
@@ -180,7 +182,9 @@ def test_scale_gamma_is_estimated_on_the_warm_up_window(id_, factory):
         ad.learn_one(x, int(y[i]))
         assert ad.estimator.__sklearn_is_fitted__() == (i >= 24), i
         if i < 24:          # (no predictions later: RandomBudget's predict refits lazily)
-            assert ad.predict_one(x) is None
+            # before the scale is known: the most frequent label so far, never None
+            seen = [int(t) for t in y[:i + 1]]
+            assert ad.predict_one(x) == max(dict.fromkeys(seen), key=seen.count)
         if i == 10:   # a bad label while warming up: refused, not buffered
             with pytest.raises(ValueError, match=r"label 9 \(row 0\) not among the classes"):
                 ad.learn_one(x, 9)
@@ -246,7 +250,7 @@ def test_clone_is_a_fresh_unfitted_model(how):
     assert c.feature_names is None and c.predict_one(rows[0]) is None
     assert repr(c.estimator) == repr(ad.estimator)
     assert {k: v for k, v in c.get_params(deep=False).items() if k != "estimator"} == \
-        {"classes": [0, 1], "missing_value": 0.0, "warm_up": 5}
+        {"classes": [0, 1], "missing_value": 0.0, "warm_up": 5, "unknown_features": "raise"}
     assert_same_state(model_state(ad.estimator), before)      # the original is untouched
     # the clone learns the stream from scratch: the model a fresh adapter learns
     fresh = RiverClassifier(OneVsRestClassifier(PerceptronClassifier(budget=20, kernel="rbf"),
@@ -343,3 +347,63 @@ def test_a_model_fitted_on_a_named_table_reads_dicts_by_its_feature_names():
     with pytest.raises(ValueError, match="x lacks feature 'c'"):
         fresh.learn_one({"a": 1.0, "b": 2.0}, 1)
     assert fresh._features is None
+
+
+# ------------------------------------------------------------------ river's own checks
+def _river_params():
+    return list(RiverClassifier._unit_test_params())
+
+
+@pytest.mark.parametrize("params", _river_params(),
+                         ids=[repr(p["estimator"]) for p in _river_params()])
+def test_river_check_estimator(params):
+    """river's whole check suite (check_estimator: cloning, pickling, shuffled, emerging and
+    disappearing features, predict_proba_one, bounded memory, ...), nothing skipped."""
+    pytest.importorskip("river")
+    from river import checks
+
+    model = RiverClassifier(**params)
+    assert model._unit_test_skips() == set()
+    checks.check_estimator(model)
+
+
+def test_predict_proba_one_is_the_learners_calibrated_probability():
+    X, y = stream(11, n=120)
+    ad = RiverClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5))
+    before = ad.predict_proba_one(_dicts(X[:1])[0])
+    assert before == {False: 0.5, True: 0.5}            # river's binary convention
+    for x, t in zip(_dicts(X), y):
+        ad.learn_one(x, int(t))
+    x0 = _dicts(X[:1])[0]
+    got = ad.predict_proba_one(x0)
+    want = ad.estimator.predict_proba(X[:1])[0]
+    assert got == {0: want[0], 1: want[1]}
+    assert all(type(k) is int for k in got)
+    assert ad.predict_one(x0) == max(got, key=got.get)
+
+
+def test_a_fresh_model_orders_its_columns_by_name():
+    """Two adapters fed the same examples with their keys in different orders learn the
+    same model (the columns are sorted by name), so nothing depends on the key order."""
+    X, y = stream(12, n=60)
+    rng = np.random.default_rng(0)
+    a = RiverClassifier(DummyBudgetPerceptron(), classes=[0, 1])
+    b = RiverClassifier(DummyBudgetPerceptron(), classes=[0, 1])
+    for x, t in zip(_dicts(X), y):
+        keys = list(x)
+        rng.shuffle(keys)
+        a.learn_one(x, t)
+        b.learn_one({k: x[k] for k in keys}, t)
+    assert a.feature_names == b.feature_names == ["f0", "f1", "f2"]
+    assert_same_state(model_state(a.estimator), model_state(b.estimator))
+
+
+def test_unknown_features_can_be_ignored():
+    ad = RiverClassifier(DummyBudgetPerceptron(), classes=[0, 1], unknown_features="ignore")
+    ad.learn_one({"a": 1.0, "b": 2.0}, 1)
+    ad.learn_one({"a": 1.0, "b": 2.0, "new": 5.0}, 0)
+    ref = DummyBudgetPerceptron().partial_fit([[1.0, 2.0]], [1], classes=[0, 1])
+    ref.partial_fit([[1.0, 2.0]], [0])
+    assert_same_state(model_state(ad.estimator), model_state(ref))
+    with pytest.raises(ValueError, match="unknown_features must be"):
+        RiverClassifier(DummyBudgetPerceptron(), unknown_features="drop").learn_one({"a": 1.0}, 1)

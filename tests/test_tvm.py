@@ -220,11 +220,12 @@ def test_memory_is_a_closed_form_and_constant():
     X, y = board(20000, 0.15, 8)
     clf = TVMClassifier(budget=50, gamma=1.35).fit(X[:100], y[:100])
     arrays = list(clf.engine_state_) + list(clf.twins_)
-    assert clf.memory_bytes() == sum(a.nbytes for a in arrays)
+    assert clf.memory_bytes() == sum(a.nbytes for a in arrays) + clf._calibration_stats.nbytes
     ids = [id(a) for a in arrays]
     clf.partial_fit(X[100:], y[100:])
     assert [id(a) for a in list(clf.engine_state_) + list(clf.twins_)] == ids
-    assert clf.memory_bytes() == sum(a.nbytes for a in arrays)
+    # (and the calibration statistics, of a fixed size, replaced by each update)
+    assert clf.memory_bytes() == sum(a.nbytes for a in arrays) + clf._calibration_stats.nbytes
 
 
 def test_accuracy_on_noisy_checkerboard():

@@ -139,11 +139,16 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
                              sample_weight=[sample_weight])
             return int(self.engine_.live()[0])       # the only example: its slot
         X, y_pm, _ = self._check_Xy(x, np.asarray([y]), classes=classes, reset=False)
-        w = self._check_sample_weight(np.asarray([sample_weight], dtype=float), 1)
-        w, _ = self._weigh(w, y_pm, self.classes_)
-        if self.engine_ is None:
+        sw = self._check_sample_weight(np.asarray([sample_weight], dtype=float), 1)
+        w, _ = self._weigh(sw, y_pm, self.classes_)
+        fresh = self.engine_ is None
+        if fresh:
             self._make_engine(X)
-        return int(self.engine_.add_batch(X, y_pm, w)[0])
+        f = None if fresh else self._decision(X)   # scored before it is learned (calibration)
+        slot = int(self.engine_.add_batch(X, y_pm, w)[0])
+        if f is not None:
+            self._add_calibration(f, y_pm, sw)
+        return slot
 
     def unlearn(self, index):
         """Exactly remove the example in slot ``index`` (decremental unlearning, paper 003

@@ -25,6 +25,26 @@ FEATURE = 1
 _GRID = 16
 _GOLDEN_ITERS = 30
 
+#: merge costs closer than this (relative) are a tie, broken by the twins' index. A cost
+#: sums squares over the feature columns, so its last bits depend on the columns' order;
+#: exact ties are common (duplicated points, integer-valued features), and without the
+#: slack the order of the columns chose between them.
+TIE_TOL = 1e-12
+
+
+@njit(cache=True, inline="always")
+def before(c, j, b, jb):
+    """Whether cost ``c`` of index ``j`` ranks before cost ``b`` of index ``jb``: smaller by
+    more than ``TIE_TOL`` (relative), or a tie and a smaller index (``jb < 0``, ``b``
+    infinite: nothing yet). The slack scales with the smaller magnitude, so an infinite
+    or NaN cost never ranks before a finite one."""
+    if jb < 0:
+        return True
+    tol = TIE_TOL * min(abs(c), abs(b))
+    if c < b - tol:
+        return True
+    return c <= b + tol and j < jb
+
 
 @njit(cache=True, inline="always")
 def _seg_point(qi, qj, t, out):
@@ -167,12 +187,12 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
             c = si * s[j] * d2 / (si + s[j])
         else:
             c = costs[j]
-        if c < b1:
+        if before(c, j, b1, j1):
             b2 = b1
             j2 = j1
             b1 = c
             j1 = j
-        elif c < b2:
+        elif before(c, j, b2, j2):
             b2 = c
             j2 = j
     nn_idx[i] = j1
@@ -267,12 +287,12 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                 c = s[i] * s[j] * d2 / (s[i] + s[j])
             else:
                 c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
-            if c < b1:
+            if before(c, j, b1, j1):
                 b2 = b1
                 j2 = j1
                 b1 = c
                 j1 = j
-            elif c < b2:
+            elif before(c, j, b2, j2):
                 b2 = c
                 j2 = j
         nn_idx[i] = j1
@@ -302,7 +322,8 @@ def sorted_pairs(mode, code, kpar, Q, s, side, one_sided, active, keys, idx, tmp
                 keys[m] = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
                 idx[m] = i * n + j
                 m += 1
-    # heapsort of keys[:m] (ties by pair index, so the order is deterministic)
+    # heapsort of keys[:m] (ties, within TIE_TOL, by pair index: the order is deterministic
+    # and does not depend on the order of the feature columns)
     for start in range(m // 2 - 1, -1, -1):
         _sift(keys, idx, start, m)
     for end in range(m - 1, 0, -1):
@@ -314,7 +335,7 @@ def sorted_pairs(mode, code, kpar, Q, s, side, one_sided, active, keys, idx, tmp
 
 @njit(cache=True, inline="always")
 def _after(keys, idx, a, b):
-    return keys[a] > keys[b] or (keys[a] == keys[b] and idx[a] > idx[b])
+    return before(keys[b], idx[b], keys[a], idx[a])
 
 
 @njit(cache=True)
@@ -340,7 +361,7 @@ def best_pairs(n, nn_idx, nn_d):
     i1 = -1
     best = np.inf
     for i in range(n):
-        if nn_idx[i] >= 0 and nn_d[i] < best:
+        if nn_idx[i] >= 0 and before(nn_d[i], i, best, i1):
             best = nn_d[i]
             i1 = i
     if i1 < 0:
@@ -352,7 +373,7 @@ def best_pairs(n, nn_idx, nn_d):
         j = nn_idx[i]
         if j < 0 or i == i1 or (i == j1 and j == i1):
             continue
-        if nn_d[i] < best:
+        if before(nn_d[i], i, best, i2):
             best = nn_d[i]
             i2 = i
     j2 = nn_idx[i2] if i2 >= 0 else -1

@@ -22,7 +22,7 @@ from numba import njit
 
 from . import adiabatic as ad
 from .kernel import kernel_expansion_at
-from .merge import merge_point, nn_update, sorted_pairs
+from .merge import before, merge_point, nn_update, sorted_pairs
 
 # integer counters in ``TwinState.ist``
 T_NTW = 0  # active twins
@@ -56,6 +56,7 @@ REMOVAL_ABS = 0.0  # the largest |f(q_j)| (the paper's text)
 REMOVAL_OWN_SIDE = 1.0  # the largest y_j f(q_j), y_j = sign(s_j+ - s_j-); |f| when s_j+ = s_j-
 
 M2_TOL = 1e-9  # relative slack of the removal test |f(q)| > m2
+M1_TOL = 1e-9  # relative slack of the Beneficial test |f(x)| > m1 (see _only_counted)
 
 TwinState = namedtuple(
     "TwinState",
@@ -312,7 +313,9 @@ def _learn_one(st, tw, x, yi, wi, B):
                 else:
                     # (a tie s+ = s-: both sides are its own, so |f|)
                     a = abs(_tw_fq[j])
-                if a > worst:
+                # (a tie, within M2_TOL, keeps the lower index: f carries rounding that
+                # depends on the order of the feature columns)
+                if k < 0 or a > worst + M2_TOL * max(1.0, abs(worst)):
                     worst = a
                     k = j
         m2 = _tw_par[P_M2]
@@ -346,7 +349,9 @@ def _learn_one(st, tw, x, yi, wi, B):
             while tried < n_tries and m > 0:
                 bi = 0
                 for p in range(1, m):
-                    if _tw_nn_d[_tw_order[p]] < _tw_nn_d[_tw_order[bi]]:
+                    # (ties within merge.TIE_TOL by twin index, not by column order)
+                    if before(_tw_nn_d[_tw_order[p]], _tw_order[p], _tw_nn_d[_tw_order[bi]],
+                              _tw_order[bi]):
                         bi = p
                 i = _tw_order[bi]
                 _tw_order[bi] = _tw_order[m - 1]
@@ -450,7 +455,10 @@ def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
     counted = wt <= 0.0
     if not counted and ntw >= B:
         f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
-        counted = abs(f) > m1 * fs[ad.F_MU]
+        # an example on the margin (|f| = m1 up to rounding, e.g. a copy of a margin
+        # twin) is Beneficial: without the slack, the last bits of f, which depend on the
+        # order of the feature columns in the kernel sums, decided it
+        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
     return counted
 
 

@@ -1,0 +1,268 @@
+"""Online probability calibration: decision values -> P(y = classes_[1] | x).
+
+Every binary fastbudget learner keeps a calibration map fitted *prequentially*: when it
+learns a chunk it first scores the chunk with the model as it stands (the decision values of
+examples it has not learned yet, so honest out-of-sample scores, as cross-validation would
+give, at the price of one ``decision_function`` per example), adds them to the map's
+statistics, and only then learns the chunk. There is no second pass, no held-out set and no
+cross-validation, and the memory is constant: three arrays of ``N_BINS`` float64.
+
+The statistics
+--------------
+Decision values ``f`` are binned on a fixed grid of ``u = asinh(f)`` (linear near the margin,
+logarithmic far from it, so one grid serves learners whose scores are of order 1, such as
+the SVMs, and of order 100, such as the perceptrons): ``N_BINS`` bins of width
+``2 * U_MAX / N_BINS`` over ``[-U_MAX, U_MAX]``, values beyond that range counted in the end
+bins. ``f = 0`` is a bin edge: a bin holds only negative (``f <= 0``) or only positive
+decision values. Each bin keeps the weight of its examples, the weight of its positives and
+the weighted sum of their ``u`` (its centroid). Example weights are the ``sample_weight``
+given to ``partial_fit`` (not multiplied by ``class_weight``, which reweights what the learner
+learns, not how often a label occurs).
+
+The map
+-------
+From the statistics, at prediction time (cached until the next update):
+
+1. Platt's sigmoid ``1 / (1 + exp(-(A f + B)))`` fitted to the binned data by Newton's method
+   with a weak ridge pulling ``(A, B)`` towards ``(1, 0)`` (so that an empty map is the
+   sigmoid of ``f``);
+2. each non-empty bin's positive rate, shrunk towards that sigmoid with ``PRIOR_WEIGHT``
+   pseudo-examples (so a bin of a few examples does not give 0 or 1);
+3. pool-adjacent-violators over the bins (the isotonic fit on a fixed grid): a monotone,
+   non-parametric map that can level off below 1 where labels are noisy (a plain sigmoid
+   cannot: it tends to 1);
+4. the rates clamped to ``<= 1/2`` on the negative bins and ``>= 1/2`` on the positive ones,
+   and linear interpolation in ``u`` between the bin centroids through ``(0, 1/2)``: so
+   ``predict_proba`` agrees with ``predict`` (``p > 1/2`` exactly when ``f > 0``);
+5. a small strictly increasing term (weight ``TIE_BREAK``) so that the map is strictly
+   increasing and ranks examples as the decision values do.
+
+The probabilities are kept in ``[P_MIN, 1 - P_MIN]``.
+"""
+import math
+
+import numpy as np
+
+__all__ = ["N_BINS", "U_MAX", "new_stats", "update_stats", "update_one", "check_stats",
+           "CalibrationMap"]
+
+#: number of bins of the grid (even: ``f = 0`` is the middle edge)
+N_BINS = 128
+#: the grid covers ``asinh(f)`` in ``[-U_MAX, U_MAX]``, ``|f|`` up to about 1,500
+U_MAX = 8.0
+#: pseudo-examples drawn from the fitted sigmoid added to each bin
+PRIOR_WEIGHT = 3.0
+#: weight of the strictly increasing tie-breaking term
+TIE_BREAK = 1e-4
+#: smallest probability returned
+P_MIN = 1e-6
+#: ridge strength of the sigmoid fit (in examples)
+RIDGE = 1.0
+
+_H = 2.0 * U_MAX / N_BINS
+_HALF = N_BINS // 2
+
+
+def new_stats():
+    """Empty statistics: float64 ``(3, N_BINS)``, rows weight, positive weight, weight * u."""
+    return np.zeros((3, N_BINS))
+
+
+def _bins(f):
+    u = np.arcsinh(f)
+    b = np.floor(u / _H).astype(np.intp) + _HALF
+    b[f <= 0.0] = np.minimum(b[f <= 0.0], _HALF - 1)    # f = 0 counts as negative
+    np.clip(b, 0, N_BINS - 1, out=b)
+    return b, np.clip(u, -U_MAX, U_MAX)
+
+
+def update_stats(stats, f, y_pm, weight):
+    """The statistics with the examples ``(f, y_pm, weight)`` added (a new array).
+
+    Parameters
+    ----------
+    stats : ndarray of shape (3, N_BINS), float64, or None (empty)
+    f : ndarray of shape (n,), float64
+        Decision values of examples the model has not learned yet.
+    y_pm : ndarray of shape (n,)
+        Their labels, > 0 for ``classes_[1]``.
+    weight : ndarray of shape (n,), float64
+        Non-negative example weights.
+
+    Returns
+    -------
+    ndarray of shape (3, N_BINS), float64
+        A new array (``stats`` is not modified, so a transaction that keeps the old one can
+        put it back).
+    """
+    out = new_stats() if stats is None else np.array(stats, dtype=np.float64, copy=True)
+    f = np.asarray(f, dtype=np.float64)
+    ok = np.isfinite(f)
+    if not ok.all():                     # a learner in trouble: do not poison the map
+        f, y_pm, weight = f[ok], np.asarray(y_pm)[ok], np.asarray(weight)[ok]
+    if f.size == 0:
+        return out
+    b, u = _bins(f)
+    w = np.asarray(weight, dtype=np.float64)
+    out[0] += np.bincount(b, weights=w, minlength=N_BINS)
+    out[1] += np.bincount(b, weights=w * (np.asarray(y_pm) > 0), minlength=N_BINS)
+    out[2] += np.bincount(b, weights=w * u, minlength=N_BINS)
+    return out
+
+
+def check_stats(stats):
+    """Raise ``ValueError`` unless ``stats`` is a valid statistics array (for loading)."""
+    if (not isinstance(stats, np.ndarray) or stats.dtype != np.float64
+            or stats.shape != (3, N_BINS)):
+        raise ValueError(f"calibration statistics must be float64 of shape (3, {N_BINS}); got "
+                         f"{getattr(stats, 'dtype', type(stats).__name__)} of shape "
+                         f"{np.shape(stats)}")
+    if not np.isfinite(stats).all() or (stats[:2] < 0).any() or (stats[1] > stats[0] * (1 + 1e-9) + 1e-9).any():
+        raise ValueError("calibration statistics hold negative, non-finite or inconsistent "
+                         "counts")
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def _fit_sigmoid(f, n, pos):
+    """Platt's (A, B) on binned data (centres ``f``, weights ``n``, positives ``pos``):
+    Newton's method with a backtracking line search (the objective, the binned log-loss
+    plus the ridge ``RIDGE / 2 ((A - 1)^2 + B^2)``, is strictly convex, so this converges
+    from any start)."""
+    def objective(A, B):
+        z = A * f + B
+        return (np.dot(n, np.logaddexp(0.0, z)) - np.dot(pos, z)
+                + 0.5 * RIDGE * ((A - 1.0) ** 2 + B * B))
+
+    A, B = 1.0, 0.0
+    obj = objective(A, B)
+    for _ in range(100):
+        p = _sigmoid(A * f + B)
+        r = n * p - pos                       # gradient of the log-loss w.r.t. A f + B
+        gA = np.dot(r, f) + RIDGE * (A - 1.0)
+        gB = r.sum() + RIDGE * B
+        s = n * p * (1.0 - p)
+        hAA = np.dot(s, f * f) + RIDGE
+        hAB = np.dot(s, f)
+        hBB = s.sum() + RIDGE
+        det = hAA * hBB - hAB * hAB
+        if not det > 0.0:
+            break
+        dA = (hBB * gA - hAB * gB) / det
+        dB = (hAA * gB - hAB * gA) / det
+        dec = gA * dA + gB * dB                # > 0: Newton's direction descends
+        t = 1.0
+        while t > 1e-12:
+            new = objective(A - t * dA, B - t * dB)
+            if new <= obj - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            break
+        A, B, obj = A - t * dA, B - t * dB, new
+        if dec < 1e-12 * (1.0 + abs(obj)):
+            break
+    return A, B
+
+
+def _pav(v, w):
+    """Weighted non-decreasing least-squares fit of ``v`` (pool adjacent violators)."""
+    vals, wts, cnt = [], [], []
+    for x, ww in zip(v.tolist(), w.tolist()):
+        vals.append(x)
+        wts.append(ww)
+        cnt.append(1)
+        while len(vals) > 1 and vals[-2] > vals[-1]:
+            x2, w2, c2 = vals.pop(), wts.pop(), cnt.pop()
+            tot = wts[-1] + w2
+            vals[-1] = (vals[-1] * wts[-1] + x2 * w2) / tot
+            wts[-1] = tot
+            cnt[-1] += c2
+    return np.repeat(vals, cnt)
+
+
+class CalibrationMap:
+    """The monotone map fitted to a statistics array (see the module docstring).
+
+    Parameters
+    ----------
+    stats : ndarray of shape (3, N_BINS), float64, or None (no data: Platt's sigmoid of f)
+    """
+
+    def __init__(self, stats):
+        if stats is None:
+            stats = new_stats()
+        n, pos, su = stats
+        live = n > 0
+        u = np.where(live, su / np.where(live, n, 1.0), 0.0)[live]
+        f = np.sinh(u)
+        nl, pl = n[live], pos[live]
+        self.A, self.B = _fit_sigmoid(f, nl, pl)
+        prior = _sigmoid(self.A * f + self.B)
+        rate = (pl + PRIOR_WEIGHT * prior) / (nl + PRIOR_WEIGHT)
+        rate = _pav(rate, nl + PRIOR_WEIGHT) if rate.size else rate
+        neg = np.flatnonzero(live) < _HALF
+        if rate.size == 0:
+            # no data at all: the sigmoid at the middle of each bin
+            u = (np.arange(N_BINS) - _HALF + 0.5) * _H
+            rate = _sigmoid(self.A * np.sinh(u) + self.B)
+            neg = np.arange(N_BINS) < _HALF
+        rate = np.where(neg, np.minimum(rate, 0.5), np.maximum(rate, 0.5))
+        # knots: the bin centroids and (0, 1/2); beyond the outer knots the map is flat
+        k_u = np.concatenate([np.minimum(u[neg], 0.0), [0.0], u[~neg]])
+        k_p = np.concatenate([rate[neg], [0.5], rate[~neg]])
+        self.knots_u = k_u
+        self.knots_p = np.maximum.accumulate(k_p)
+
+    def __call__(self, f):
+        """P(y = classes_[1]) for decision values ``f`` (ndarray (n,)) -> ndarray (n,)."""
+        f = np.asarray(f, dtype=np.float64)
+        u = np.arcsinh(f)
+        m = np.interp(u, self.knots_u, self.knots_p)
+        p = (1.0 - 2.0 * TIE_BREAK) * m + TIE_BREAK * (1.0 + u / (1.0 + np.abs(u)))
+        p = np.clip(p, P_MIN, 1.0 - P_MIN)
+        # the sign of f decides, as predict: p > 1/2 exactly when f > 0
+        return np.where(f > 0.0, np.maximum(p, 0.5 + 1e-12), np.minimum(p, 0.5))
+
+
+def update_one(stats, f, y_pm, weight):
+    """``update_stats`` for a single example (plain floats), cheaper for ``learn_one``."""
+    out = new_stats() if stats is None else stats.copy()
+    if not math.isfinite(f) or weight == 0.0:
+        return out
+    u = math.asinh(f)
+    b = math.floor(u / _H) + _HALF
+    if f <= 0.0:
+        b = min(b, _HALF - 1)
+    b = min(max(b, 0), N_BINS - 1)
+    out[0, b] += weight
+    if y_pm > 0:
+        out[1, b] += weight
+    out[2, b] += weight * min(max(u, -U_MAX), U_MAX)
+    return out
+
+
+_DEFAULT = []
+_RECENT = []          # (stats, map) of the last few statistics arrays, newest last
+_N_RECENT = 16
+
+
+def map_for(stats):
+    """The ``CalibrationMap`` of ``stats`` (None: no data), cached by the identity of the
+    array: the statistics are replaced, never modified in place, by every update, so an
+    array seen before has the same map. The cache lives here rather than on the model, so
+    that ``predict_proba`` leaves the model's attributes untouched."""
+    if stats is None:
+        if not _DEFAULT:
+            _DEFAULT.append(CalibrationMap(None))
+        return _DEFAULT[0]
+    for k in range(len(_RECENT) - 1, -1, -1):
+        if _RECENT[k][0] is stats:
+            return _RECENT[k][1]
+    cmap = CalibrationMap(stats)
+    _RECENT.append((stats, cmap))
+    if len(_RECENT) > _N_RECENT:
+        del _RECENT[0]
+    return cmap

@@ -1,0 +1,201 @@
+"""predict_proba: the online calibration map (fastbudget.calibration) on every learner."""
+import numpy as np
+import pytest
+
+from _estimators import ESTIMATORS, IDS, is_binary
+from _helpers import stream
+from fastbudget import calibration as cal
+from fastbudget.base import NotFittedError
+from fastbudget.persist import load_model
+
+
+def _chunks(est, seed=0, n=300, size=30):
+    X, y = stream(seed, n=n, n_classes=2 if is_binary(est) else 3)
+    classes = np.unique(y)
+    for i in range(0, n, size):
+        est.partial_fit(X[i:i + size], y[i:i + size], classes=classes)
+    return X, y
+
+
+# ---------------------------------------------------------------------- the map itself
+def _noisy(n, seed=0):
+    """Decision values and labels whose true P(y = +1 | f) levels off at 0.15 / 0.85, as
+    on a board with 15 % of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    f = rng.normal(0.0, 2.0, n)
+    p = 0.15 + 0.7 / (1.0 + np.exp(-3.0 * f))
+    return f, np.where(rng.random(n) < p, 1.0, -1.0), p
+
+
+def test_map_follows_a_probability_that_saturates_below_one():
+    f, y, _ = _noisy(50_000)
+    m = cal.CalibrationMap(cal.update_stats(None, f, y, np.ones_like(f)))
+    grid = np.linspace(-5, 5, 41)
+    truth = 0.15 + 0.7 / (1.0 + np.exp(-3.0 * grid))
+    assert np.abs(m(grid) - truth).max() < 0.04
+    # the plain sigmoid fitted to the same statistics cannot level off at 0.85
+    platt = cal._sigmoid(m.A * grid + m.B)
+    assert np.abs(platt - truth).max() > 0.08
+
+
+def test_map_is_strictly_increasing_and_agrees_with_the_sign_of_f():
+    f, y, _ = _noisy(5_000, seed=1)
+    for stats in (None, cal.update_stats(None, f, y, np.ones_like(f)),
+                  cal.update_stats(None, f + 3.0, y, np.ones_like(f))):     # a biased model
+        m = cal.CalibrationMap(stats)
+        g = np.sort(np.r_[np.linspace(-2000, 2000, 4001), np.linspace(-1, 1, 2001), 0.0, 1e-300])
+        p = m(g)
+        assert (np.diff(p) > 0).all() or (np.diff(p)[np.diff(g) > 0] > 0).all()
+        assert ((p > 0.5) == (g > 0)).all()
+        assert ((p >= cal.P_MIN) & (p <= 1 - cal.P_MIN)).all()
+
+
+def test_one_example_update_equals_the_chunk_update():
+    f, y, _ = _noisy(500, seed=2)
+    w = np.random.default_rng(2).random(500)
+    f[:5] = [0.0, -0.0, 1e6, -1e6, 3.0]
+    one = None
+    for i in range(500):
+        one = cal.update_one(one, float(f[i]), float(y[i]), float(w[i]))
+    np.testing.assert_allclose(one, cal.update_stats(None, f, y, w), rtol=1e-12, atol=1e-12)
+
+
+def test_pav_equals_scikit_learns_isotonic_regression():
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        v, w = rng.random(30), rng.random(30) + 0.1
+        v[rng.integers(30, size=5)] = v[0]                  # ties
+        ref = IsotonicRegression().fit(np.arange(30), v, sample_weight=w).predict(np.arange(30))
+        np.testing.assert_allclose(cal._pav(v, w), ref, atol=1e-12)
+
+
+# ---------------------------------------------------------------------- every learner
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_predict_proba_before_fit_raises_not_fitted(id_, factory):
+    est = factory()
+    with pytest.raises(NotFittedError, match="not fitted"):
+        est.predict_proba(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_probabilities_are_distributions_that_agree_with_predict(id_, factory):
+    est = factory()
+    X, y = _chunks(est)
+    P = est.predict_proba(X)
+    assert P.shape == (len(X), len(est.classes_))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert ((P > 0) & (P < 1)).all()
+    if is_binary(est):
+        np.testing.assert_array_equal(est.classes_[P.argmax(axis=1)], est.predict(X))
+        # monotone in the decision value: the same ranking
+        f = est.decision_function(X)
+        order = np.argsort(f, kind="stable")
+        assert (np.diff(P[order, 1]) >= 0).all()
+        assert est.calibration_counts_ == len(X) - 30        # all chunks but the first
+        d = est.predict_proba_one(X[0])
+        assert list(d) == est.classes_.tolist() and d[est.classes_[1]] == P[0, 1]
+
+
+@pytest.mark.parametrize("id_,factory", [e for e in ESTIMATORS if is_binary(e[1]())],
+                         ids=[i for i, f in ESTIMATORS if is_binary(f())])
+def test_calibration_is_fitted_on_scores_taken_before_learning(id_, factory):
+    """The statistics are exactly those of the decision values each chunk had under the
+    model before it learned the chunk (a reference loop), weighted by sample_weight."""
+    est, ref = factory(), factory()
+    X, y = stream(4, n=200)
+    w = np.random.default_rng(4).random(200) + 0.5
+    if getattr(est, "_unit_weights_only", False):       # (Forgetron refuses other weights)
+        w = np.ones(200)
+    stats = None
+    for i in range(0, 200, 40):
+        if i:
+            f = ref.decision_function(X[i:i + 40])
+            stats = cal.update_stats(stats, f, np.where(y[i:i + 40] == 1, 1.0, -1.0),
+                                     w[i:i + 40])
+        ref.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1], sample_weight=w[i:i + 40])
+        est.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1], sample_weight=w[i:i + 40])
+    np.testing.assert_array_equal(est._calibration_stats, stats)
+
+
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_saved_with_the_model_and_old_files_load(id_, factory, tmp_path):
+    est = factory()
+    X, _ = _chunks(est)
+    est.save(tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+    # a file written before calibration existed has no statistics: it loads with empty
+    # ones (the sigmoid map), and its memory is the same as a fresh model's
+    for holder in (est.estimators_ if hasattr(est, "estimators_") else [est]):
+        del holder.__dict__["_calibration_stats"]
+    est.save(tmp_path / "old.npz")
+    with np.load(tmp_path / "old.npz") as z:
+        assert not [k for k in z.files if "calibration" in k]
+    old = load_model(tmp_path / "old.npz")
+    assert old.memory_bytes() == loaded.memory_bytes()
+    if is_binary(est):
+        assert old.calibration_counts_ == 0.0
+        np.testing.assert_array_equal(old.predict_proba(X)[:, 1],
+                                      cal.CalibrationMap(None)(old.decision_function(X)))
+    old.partial_fit(X[:30], np.asarray(_chunks_labels(est))[:30])      # and learns on
+
+
+def _chunks_labels(est):
+    return stream(0, n=300, n_classes=2 if is_binary(est) else 3)[1]
+
+
+def test_a_refused_chunk_leaves_the_calibration_as_it_was():
+    from fastbudget import TVMClassifier
+
+    est = TVMClassifier(budget=10, gamma=0.5)
+    X, y = stream(6, n=120)
+    est.partial_fit(X[:60], y[:60])
+    est.partial_fit(X[60:90], y[60:90])
+    before = est._calibration_stats.copy()
+    with pytest.raises(ValueError, match=r"label 7 .*not among the classes"):
+        est.partial_fit(X[90:], np.r_[y[90:119], 7])
+    with pytest.raises(ValueError, match=r"not among the classes"):
+        est.learn_one(X[90], 7)
+    np.testing.assert_array_equal(est._calibration_stats, before)
+
+    def boom(*a):
+        raise RuntimeError("learner failed")
+
+    est._partial_fit_encoded = boom          # a failure inside the learner
+    with pytest.raises(RuntimeError):
+        est.partial_fit(X[90:], y[90:])
+    del est._partial_fit_encoded
+    np.testing.assert_array_equal(est._calibration_stats, before)
+
+
+def test_learn_one_calibrates_as_partial_fit_row_by_row():
+    from fastbudget import IncrementalSVC, TVMClassifier
+
+    for make in (lambda: TVMClassifier(budget=10, gamma=0.5),
+                 lambda: IncrementalSVC(gamma=0.5, capacity=200)):
+        a, b = make(), make()
+        X, y = stream(7, n=80)
+        a.partial_fit(X[:10], y[:10])
+        b.partial_fit(X[:10], y[:10])
+        for i in range(10, 80):
+            a.learn_one(X[i], int(y[i]))
+            b.partial_fit(X[i:i + 1], y[i:i + 1])
+        np.testing.assert_array_equal(a._calibration_stats, b._calibration_stats)
+        assert a.calibration_counts_ == 70
+
+
+def test_one_vs_rest_normalises_the_learners_probabilities():
+    from fastbudget import OneVsRestClassifier, PerceptronClassifier
+
+    est = OneVsRestClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5),
+                              total_budget=60)
+    X, y = _chunks(est)
+    P = est.predict_proba(X)
+    raw = np.column_stack([e._calibration()(e.decision_function(X)) for e in est.estimators_])
+    np.testing.assert_allclose(P, raw / raw.sum(axis=1, keepdims=True))
+    assert all(e.calibration_counts_ == len(X) - 30 for e in est.estimators_)
+    d = est.predict_proba_one(X[0])
+    assert list(d) == est.classes_.tolist()
+    assert abs(sum(d.values()) - 1.0) < 1e-12
