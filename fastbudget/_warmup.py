@@ -59,7 +59,7 @@ def warmup(verbose=False):
         if verbose:
             # the parameters that select compiled code (kernel, merge, lookahead, ...)
             p = {k: v for k, v in est.get_params().items()
-                 if k in ("kernel", "merge", "lookahead", "n_balls", "policy")
+                 if k in ("kernel", "merge", "lookahead", "n_balls", "policy", "method")
                  and v != type(est)().get_params()[k]}
             what = f"{type(est).__name__}({', '.join(f'{k}={v!r}' for k, v in p.items())})"
             print(f"{what:<48s} {time.perf_counter() - t:7.2f} s")

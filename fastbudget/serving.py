@@ -235,6 +235,14 @@ def load_predictor(path):
         feature names, finiteness of the state), or it holds a state this reader cannot
         score (named in the message).
 
+    Notes
+    -----
+    Every learner is scored with NumPy alone except a kernel ``StreamSVMClassifier`` with
+    ``method='coreset'`` (the default for non-linear kernels) or several balls with a
+    kernel or a lookahead: their final ball is an iterative solve over the core vectors
+    that this module has no NumPy copy of, so such a file is loaded with ``fastbudget.load``
+    and scored by its compiled ``decision_function`` (Numba is imported).
+
     Examples
     --------
     >>> import os, tempfile
@@ -278,6 +286,9 @@ def load_predictor(path):
             scorers = _ovr_scorers(params, state, len(classes), n_features)
         else:
             scorers = [_scorer(cls, params, state, n_features)]
+    except _NeedsCompiled:
+        from .persist import load_model
+        return _CompiledPredictor(load_model(path, _warn_scaler=False), cls)
     except ModelFormatError as exc:
         mf.fail(path, str(exc))
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
@@ -515,11 +526,42 @@ def _scorer(cls, params, state, n_features):
 
 
 # ====================================================================== StreamSVM
+class _NeedsCompiled(Exception):
+    """The state needs a compiled solver this module has no NumPy copy of."""
+
+
+class _CompiledPredictor(Predictor):
+    """A model whose final solve has no NumPy copy here (StreamSVM's core-set and
+    several-balls kernel models: their final ball is an iterative solve over the core
+    vectors): scored by the learner's own compiled ``decision_function``, which imports
+    Numba."""
+
+    def __init__(self, est, model_class):
+        super().__init__(model_class, est.classes_, est.n_features_in_,
+                         est.__dict__.get("feature_names_in_"), [])
+        self._est = est
+
+    def decision_function(self, X):
+        return self._est.decision_function(X)
+
+
+def _streamsvm_mode(cfg):
+    """``StreamSVMClassifier._mode`` of a stored configuration."""
+    if cfg.get("coreset", False):
+        return "coreset"
+    if int(cfg["K"]) > 1 and (int(cfg["code"]) != _LINEAR or int(cfg["L"]) > 1):
+        return "kmultiball"
+    return "other"
+
+
 def _streamsvm_scorer(state, d):
     """The final ball of a StreamSVM state (``StreamSVMClassifier._final_ball``)."""
     from . import _meb
 
     cfg = {k[4:]: v for k, v in state.items() if k.startswith("cfg_")}
+    mode = _streamsvm_mode(cfg)
+    if mode != "other":
+        raise _NeedsCompiled(mode)
     st = {k[3:]: v for k, v in state.items() if k.startswith("st_")}
     kpar = [float(v) for v in cfg["kpar"]]
     code, K, b0 = int(cfg["code"]), int(cfg["K"]), float(cfg["b0"])

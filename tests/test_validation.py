@@ -848,8 +848,42 @@ def test_values_whose_squares_overflow_are_refused(id_, factory):
     assert_same_state(model_state(est), before)
 
 
-@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
-@pytest.mark.parametrize("id_,factory", _params(ESTIMATORS))
+def _kernel_params(kernel):
+    return {"kernel": kernel, **({"gamma": 1.0, "degree": 3, "coef0": 1.0}
+                                 if kernel == "poly" else {})}
+
+
+def _with_kernel(factory, kernel):
+    """``factory`` with ``kernel`` set (on a wrapper's inner learner), or None when the
+    learner has no kernel parameter or refuses that kernel (StreamSVM's several balls,
+    BSGD's merging: RBF only)."""
+    est = factory()
+    inner = est.estimator if isinstance(est, OneVsRestClassifier) else est
+    if "kernel" not in inner._get_param_names():
+        return None
+    try:
+        inner.set_params(**_kernel_params(kernel))
+        inner._validate_params()
+    except ValueError:
+        return None
+    return est
+
+
+_KERNEL_CASES = [pytest.param(id_, factory, kernel, id=f"{id_}-{kernel}")
+                 for id_, factory in ESTIMATORS for kernel in ("rbf", "linear", "poly")
+                 if _with_kernel(factory, kernel) is not None]
+
+
+def test_the_overflow_cases_cover_every_learner_with_a_kernel():
+    ids = {p.values[0] for p in _KERNEL_CASES}
+    for id_, factory in ESTIMATORS:
+        est = factory()
+        inner = est.estimator if isinstance(est, OneVsRestClassifier) else est
+        if "kernel" in inner._get_param_names():
+            assert id_ in ids, id_
+
+
+@pytest.mark.parametrize("id_,factory,kernel", _KERNEL_CASES)
 def test_rows_whose_kernel_overflows_are_refused(id_, factory, kernel):
     """A row whose kernel values overflow float64 is refused as a NaN row is (issue 30):
     with a polynomial kernel and gamma=1 a row [1e60, 1e60] has K(x, x) = (2e120)^3 = inf
@@ -857,18 +891,7 @@ def test_rows_whose_kernel_overflows_are_refused(id_, factory, kernel):
     the model); with any kernel a row of squared norm beyond 1e150 makes products of kernel
     values overflow. partial_fit, learn_one and prediction refuse them naming the row, and
     the model is unchanged. A row just inside the limit is learned."""
-    est = factory()
-    inner = est.estimator if isinstance(est, OneVsRestClassifier) else est
-    if "kernel" not in inner._get_param_names():
-        pytest.skip("no kernel parameter")
-    params = {"kernel": kernel}
-    if kernel == "poly":
-        params.update(gamma=1.0, degree=3, coef0=1.0)
-    try:
-        inner.set_params(**params)
-        est, X, y = _fitted(lambda: est)
-    except ValueError as exc:           # a learner without this kernel (StreamSVM linear)
-        pytest.skip(f"{kernel} not supported: {exc}")
+    est, X, y = _fitted(lambda: _with_kernel(factory, kernel))
     before = model_state(est)
     big = X[:3].copy()
     big[1, :] = 0.0
