@@ -7,9 +7,11 @@ for TVM) on a tiny stream, wall and CPU seconds (CPU seconds are the figure to q
 machine), and reports its peak RSS; ``warmup`` runs ``fastbudget.warmup()`` instead.
 
 ``--profile`` also reports, per compiled function of ``fastbudget.kernels.*``, how many
-signatures it was compiled for and the seconds spent compiling it (Numba's
-``numba:compile`` events, self time: nested compiles of callees are subtracted) and inside
-LLVM (``metadata['timers']['llvm_lock']``); ``NUMBA_LLVM_PASS_TIMINGS=1`` in the environment
+signatures it was compiled for and the seconds spent compiling it (CPU seconds between
+Numba's ``numba:compile`` events, minus the compiles of callees nested inside; this
+includes the LLVM optimisation of its module, into which every callee's code is linked) and
+the wall seconds under Numba's LLVM lock (``metadata['timers']['llvm_lock']``, callees
+included); ``NUMBA_LLVM_PASS_TIMINGS=1`` in the environment
 adds the LLVM pass breakdown of the top functions.
 
 Usage::
@@ -50,10 +52,10 @@ if profile:
 
     class _Listener(nev.Listener):
         def on_start(self, ev):
-            events.append(("start", time.perf_counter(), ev.data))
+            events.append(("start", time.process_time(), ev.data))
 
         def on_end(self, ev):
-            events.append(("end", time.perf_counter(), ev.data))
+            events.append(("end", time.process_time(), ev.data))
 
     nev.register("numba:compile", _Listener())
 import numpy as np
@@ -101,7 +103,7 @@ for m in pkgutil.iter_modules(fastbudget.kernels.__path__):
 out["n_dispatchers_used"] = sum(1 for f in funcs.values() if f["signatures"])
 out["n_signatures"] = sum(len(f["signatures"]) for f in funcs.values())
 if profile:
-    # self time of each compile: its wall time minus the compiles nested inside it
+    # self time of each compile: its CPU time minus the compiles nested inside it
     stack, self_t = [], {{}}
     for kind, t, data in events:
         d = data["dispatcher"]
@@ -115,7 +117,7 @@ if profile:
             if stack:
                 stack[-1][2] += total
     for k, f in funcs.items():
-        f["compile_self_s"] = self_t.get(k, 0.0)
+        f["compile_cpu_s"] = self_t.get(k, 0.0)
     out["funcs"] = {{k: f for k, f in funcs.items() if f["signatures"]}}
 print("@@RESULT@@" + json.dumps(out))
 '''
@@ -161,15 +163,15 @@ def main(argv=None):
     if args.profile:
         for r in results:
             funcs = r["funcs"]
-            print(f"\n{r['learner']}: top compiled functions (self compile s, LLVM s, "
-                  "signatures)\n")
-            print("| function | compile self s | LLVM s | signatures |")
+            print(f"\n{r['learner']}: top compiled functions (CPU seconds of its own compile, "
+                  "callees' compiles excluded; LLVM wall seconds, callees' included)\n")
+            print("| function | compile CPU s (self) | LLVM wall s (incl.) | signatures |")
             print("|---|---:|---:|---|")
-            top = sorted(funcs.items(), key=lambda kv: -kv[1]["compile_self_s"])[:args.top]
+            top = sorted(funcs.items(), key=lambda kv: -kv[1]["compile_cpu_s"])[:args.top]
             for k, f in top:
                 sig = f"{len(f['signatures'])}" + (
                     f": {'; '.join(f['signatures'])}" if len(f["signatures"]) > 1 else "")
-                print(f"| {k} | {f['compile_self_s']:.2f} | {f['llvm_s']:.2f} | {sig} |")
+                print(f"| {k} | {f['compile_cpu_s']:.2f} | {f['llvm_s']:.2f} | {sig} |")
             multi = [k for k, f in funcs.items() if len(f["signatures"]) > 1]
             print(f"\nfunctions with more than one signature: {multi or 'none'}")
     if args.json:
