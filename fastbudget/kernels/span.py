@@ -508,7 +508,7 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
             s = transfer(st, 0, buf_i, buf_i[:n], buf_w[:n], st.fs[F_MU])
             if s == OK:
                 refresh(st)
-                s = check_drift(st, True)
+                s = check_drift(st, np.bool_(True))
             if s != OK:
                 return s, 2
     s, _ = add_batch(st, X, yv, w, slots)
