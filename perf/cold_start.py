@@ -154,10 +154,14 @@ def main(argv=None):
     print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for name in args.learners:
         r = run_one(name, args.profile)
+        r["load_after"] = os.getloadavg()
         results.append(r)
         print(f"| {name} | {r['import_wall']:.2f} | {r['import_cpu']:.2f} | {r['fit_wall']:.1f} "
               f"| {r['fit_cpu']:.1f} | {r['peak_rss_mb']:.0f} | {r['n_dispatchers_used']} "
               f"| {r['n_signatures']} |", flush=True)
+        if args.json:   # rewritten after each learner: a long run keeps what it measured
+            with open(args.json, "w") as fh:
+                json.dump({"load_start": load, "results": results}, fh, indent=1)
     load = os.getloadavg()
     print(f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if args.profile:
@@ -174,9 +178,6 @@ def main(argv=None):
                 print(f"| {k} | {f['compile_cpu_s']:.2f} | {f['llvm_s']:.2f} | {sig} |")
             multi = [k for k, f in funcs.items() if len(f["signatures"]) > 1]
             print(f"\nfunctions with more than one signature: {multi or 'none'}")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"load_start": load, "results": results}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -47,12 +47,12 @@ def _counts():
 LEARNERS = {
     "tvm": lambda: TVMClassifier(budget=8, gamma=1.0, random_state=0),
     "tvm_feature": lambda: TVMClassifier(budget=8, gamma=1.0, merge="feature", random_state=0),
-    "idsvm": lambda: IncrementalSVC(gamma=1.0, capacity=64),
+    "idsvm": lambda: IncrementalSVC(gamma=1.0, capacity=128),
     "streamsvm": lambda: StreamSVMClassifier(),
     "streamsvm_rbf": lambda: StreamSVMClassifier(kernel="rbf", gamma=1.0, lookahead=4),
     "streamsvm_balls": lambda: StreamSVMClassifier(n_balls=3),
     "span": lambda: SpanBudgetClassifier(budget=8, gamma=1.0),
-    "svincremental": lambda: SVIncrementalClassifier(gamma=1.0, L="auto", capacity=64),
+    "svincremental": lambda: SVIncrementalClassifier(gamma=1.0, L="auto", capacity=128),
     "random": lambda: RandomBudgetClassifier(budget=8, gamma=1.0, random_state=0),
     "forgetron": lambda: ForgetronClassifier(budget=8, gamma=1.0, random_state=0),
     "perceptron": lambda: PerceptronClassifier(budget=8, gamma=1.0),
@@ -70,14 +70,15 @@ def _data(d=2, n=60, seed=0):
 
 def _use(est, X, y, w=None):
     """What a caller does with a learner: fit, partial_fit, learn_one, predict."""
+    rows = X.iloc if hasattr(X, "iloc") else X     # (a frame's rows by position)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # tiny budgets: rejection / collapse warnings
         est.fit(X, y, sample_weight=w)
-        est.partial_fit(X[:7], y[:7], sample_weight=None if w is None else w[:7])
-        est.learn_one(X[3], y[3])
+        est.partial_fit(rows[:7], y[:7], sample_weight=None if w is None else w[:7])
+        est.learn_one(rows[3], y[3])
         est.decision_function(X)
-        est.predict(X[:1])
-        est.predict_one(X[5])
+        est.predict(rows[:1])
+        est.predict_one(rows[5])
 
 
 def _readonly(a):
