@@ -17,7 +17,9 @@ def warmup(verbose=False):
     Returns the seconds it took (large on the first call in a fresh install, small once
     the on-disk cache is filled).
     """
-    from .engine import IncrementalEngine
+    from .engine import IncrementalEngine, relearn_state
+    from .estimators.span import _POLICIES, _SPAN_SETS
+    from .kernels import adiabatic as ad
     from .estimators.baselines import (BSGDClassifier, ForgetronClassifier,
                                        PegasosClassifier, PerceptronClassifier,
                                        RandomBudgetClassifier)
@@ -70,4 +72,14 @@ def warmup(verbose=False):
     eng.loo(slots[1])
     eng.remove(slots[2])
     eng.kkt_residual()
+    # the last resorts of a failed update, which would otherwise compile in the middle of
+    # the stream that needs them: R rebuilt from scratch, the examples relearned from an
+    # empty model (``relearn_state``), and Span's decision for one arrival (``span_decide``)
+    ad.rebuild(eng.st)
+    live = np.flatnonzero(eng.st.status != ad.FREE)
+    relearn_state(eng.st, eng.snapshot(), live, eng.st.wt[live], eng.st.fs[ad.F_MU])
+    span = next(e for e in jobs if isinstance(e, SpanBudgetClassifier))
+    span._relearn_row(X[0].copy(), 1.0, 1.0,
+                      (int(span.budget), _POLICIES[span.policy], float(span.margin),
+                       _SPAN_SETS[span.span_set]))
     return time.perf_counter() - t0

@@ -100,8 +100,23 @@ def _data_conversion_warning():
     return UserWarning
 
 
+def as_kernel_array(a, dtype):
+    """``a`` as the one array layout the compiled kernels are built for: ``dtype``
+    (float64 or int64), C-contiguous, aligned and writable. Returns ``a`` itself when it
+    already is, else a copy.
+
+    Numba compiles a function once per type of its arguments, and an array's type includes
+    its layout and whether it is writable: a read-only array (``np.load(mmap_mode='r')``,
+    ``np.frombuffer``, a view pandas returns), a strided view or a float32 array would each
+    compile every kernel it reaches again (seconds to a minute). Every array handed to
+    ``fastbudget.kernels`` goes through here first.
+    """
+    return np.require(a, dtype, ("C", "A", "W"))
+
+
 def check_array(X, *, name="X", allow_empty=False):
-    """Validate a 2-D numeric array and return it as float64, C-contiguous.
+    """Validate a 2-D numeric array and return it as float64, C-contiguous and writable
+    (``as_kernel_array``: a copy unless ``X`` already is one).
 
     Raises ``ValueError`` with a message that says what to do for 1-D input, empty input,
     non-numeric data, NaN or infinity.
@@ -151,7 +166,7 @@ def check_array(X, *, name="X", allow_empty=False):
             f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required. "
             "Pass at least one feature column."
         )
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = as_kernel_array(arr, np.float64)
     if not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
@@ -712,7 +727,7 @@ class BudgetClassifier:
             raise ValueError(f"sample_weight has shape {w.shape}; expected ({n},), one weight per example.")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("sample_weight must be finite and non-negative.")
-        return np.ascontiguousarray(w)
+        return as_kernel_array(w, np.float64)
 
     # ------------------------------------------------------------------ class weights
     def _class_weights(self, cls, y_enc=None, *, fit=False):
@@ -880,7 +895,7 @@ class BudgetClassifier:
     def _check_one(self, x, y, sample_weight):
         """Validate one example of a fitted binary learner in its plain form, cheaply.
 
-        ``x`` a C-contiguous float64 ndarray of shape ``(n_features_in_,)`` with finite
+        ``x`` a C-contiguous, writable float64 ndarray of shape ``(n_features_in_,)`` with finite
         values, ``y`` a scalar equal to one of the two ``classes_``, ``sample_weight`` a
         finite non-negative float. Returns the chunk of one row ``partial_fit`` would learn
         from them, ``(X (1, d), y_pm (1,), w (1,))``, the same arrays as ``_check_Xy`` and
@@ -896,6 +911,7 @@ class BudgetClassifier:
                 or type(self)._encode_y is not BudgetClassifier._encode_y
                 or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
                 or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
+                or not x.flags.writeable or not x.flags.aligned
                 or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
                 or not 0.0 <= sample_weight < np.inf
                 or not _row_kernel_ok(self, sq_norm(x))):

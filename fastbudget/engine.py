@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .base import _sv_by_class
+from .base import _sv_by_class, as_kernel_array
 from .kernels import adiabatic as ad
 from .kernels.kernel import KERNEL_CODES, decision_values
 
@@ -103,7 +103,7 @@ def check_state_arrays(get, n_features):
 def state_decision(st, X):
     """Decision values of the SVM held in an engine state (stored values divided by the
     margin target mu), for the rows of X. Shared by every learner built on the engine."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = as_kernel_array(X, np.float64)
     hw = int(st.ist[ad.I_HW])
     mu = st.fs[ad.F_MU]
     coef = np.where(st.status[:hw] != ad.FREE, st.alpha[:hw] * st.y[:hw] / mu, 0.0)
@@ -266,8 +266,8 @@ def relearn_state(st, snap, slots, weights, mu):
     at margin target ``mu``) again from an empty model (``adiabatic.relearn``), in reversed
     slot order and then in seeded random orders, ``RELEARN_ORDERS`` in all. True on success
     (certified); otherwise ``st`` is restored to ``snap`` and False returned."""
-    slots = np.ascontiguousarray(slots, dtype=np.int64)
-    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    slots = as_kernel_array(slots, np.int64)
+    weights = as_kernel_array(weights, np.float64)
     for attempt in range(RELEARN_ORDERS):
         perm = (np.arange(slots.size)[::-1] if attempt == 0
                 else np.random.default_rng(attempt).permutation(slots.size))
@@ -384,6 +384,9 @@ class IncrementalEngine:
         there and the batch goes on from row i, as learning it in two calls would. Only a
         row that fails right after a rebuild raises NumericalError, with the engine as it
         was before the call."""
+        X = as_kernel_array(X, np.float64)
+        y = as_kernel_array(y, np.float64)
+        weight = as_kernel_array(weight, np.float64)
         n = X.shape[0]
         if n > self.capacity - self.n_live:
             raise CapacityError(
@@ -446,7 +449,7 @@ class IncrementalEngine:
     def add(self, x, y, weight=1.0):
         """Learn (x, y) with ``weight`` exactly; returns its slot. y must be +1 or -1."""
         c = self.free_slot()
-        x = np.ascontiguousarray(x, dtype=np.float64)
+        x = as_kernel_array(x, np.float64)
         self._run(ad.add, c, x, float(y), float(weight),
                   target=lambda: self._target(add=([c], x[None, :], [float(y)],
                                                    [float(weight)])))

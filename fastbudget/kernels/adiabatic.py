@@ -38,6 +38,18 @@ LLVM removes such pairs only within short call-free stretches of code, so on the
 they cost as much as the arithmetic. The helpers of those paths therefore take the arrays
 they use (``decision_at_slot``, ``place_at``, ``_s_add``, ...), and ``run_path`` binds each
 array once for the whole path.
+
+Compile time. Numba builds one LLVM module per compiled function and signature, links into it
+the code of every compiled function it calls, and optimises and emits the whole of it again;
+so the code of ``run_path`` (the largest function) is processed once for each compiled
+function above it. Hence: the thin wrappers around paths (``_activate``, ``_deactivate``,
+``_add``, ``_finish``, ``_certify``, ``_repair``, ``bounds_path``, ``transfer``) are inlined
+(``inline="always"``) into the few operations that use them instead of each being a
+compiled function of its own; ``run_path``, called from three places, is compiled once. Every
+call passes int64 values, never a literal: Numba compiles a function again for each literal
+argument (``run_path(st, ADD, c)`` was four functions), so constants are passed as
+``np.int64(ADD)`` / ``np.bool_(True)`` and variables that start at a literal (``j = -1``) are
+typed int64 from the start.
 """
 from collections import namedtuple
 
@@ -690,10 +702,7 @@ def run_path(st, mode, c):
                 status[c] = RESERVE
                 res = OK
                 break
-            # (np.int64: c is a literal -1 in BOUNDS paths, which would compile a second
-            # _s_add; this branch is not reached there)
-            if _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s,
-                      np.int64(c)):
+            if _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s, c):
                 status[c] = MARGIN
                 res = OK
                 break
@@ -904,16 +913,16 @@ def _kt_tolerance(st):
     return KT_CERT + KT_ROUND_OFF * (1.0 + s_a * kmax / st.fs[F_MU])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(st, status):
     """End of every operation: exact g (``refresh``) and the drift check of R."""
     if status != OK:
         return status
     refresh(st)
-    return check_drift(st, False)
+    return check_drift(st, np.bool_(False))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _certify(st, status):
     """The KT certificate that ends every public operation (O(n), on the exact g that
     ``_finish`` left): ``status``, or KT_VIOLATED.
@@ -932,7 +941,7 @@ def _certify(st, status):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _repair(st, tol):
     """Relearn, one at a time, the examples outside S that violate the KT conditions most
     (an error vector with g > 0, a reserve vector with g < 0): unlearn it exactly, then
@@ -943,7 +952,7 @@ def _repair(st, tol):
     _st_wt = st.wt
     mu = st.fs[F_MU]
     for _ in range(REPAIR_TRIES):
-        j = -1
+        j = np.int64(-1)   # (a literal -1 would type the calls below for it too, once)
         worst = tol
         for i in range(st.ist[I_HW]):
             si = _st_status[i]
@@ -1053,7 +1062,7 @@ def place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, c, src, yc, f):
     g[c] = yc * f - fs[F_MU]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _activate(st, c, w):
     """Weight 0 -> w > 0: incremental learning of slot c (paper 003, Algorithm 1)."""
     _st_alpha = st.alpha
@@ -1076,10 +1085,10 @@ def _activate(st, c, w):
         _st_status[c] = RESERVE
         return OK
     _st_status[c] = CAND
-    return run_path(st, ADD, c)
+    return run_path(st, np.int64(ADD), c)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _deactivate(st, c):
     """Drive alpha_c to 0 (decremental unlearning, paper 003 Algorithm 2) and leave the
     slot live with weight 0 (status Z)."""
@@ -1092,7 +1101,7 @@ def _deactivate(st, c):
         _s_remove(st.R, st.S_idx, st.spos, st.ist, c)
     if _st_alpha[c] > 0.0:
         _st_status[c] = CAND
-        s = run_path(st, REMOVE, c)
+        s = run_path(st, np.int64(REMOVE), c)
     _st_alpha[c] = 0.0
     _st_wt[c] = 0.0
     _st_cb[c] = 0.0
@@ -1106,7 +1115,7 @@ def add(st, c, x, yc, w):
     return _certify(st, _add(st, c, x, yc, w))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add(st, c, x, yc, w):
     """``add`` without the KT certificate (``add_batch`` certifies once, at its end)."""
     place(st, c, x, yc)
@@ -1173,7 +1182,7 @@ def bounds_path(st, mu_new, nsp):
         if _st_status[i] == ZERO and _st_dcb[i] > 0.0:
             _st_alpha[i] = 0.0
             _st_status[i] = ERROR if _st_g[i] < 0.0 else RESERVE
-    s = run_path(st, BOUNDS, -1)
+    s = run_path(st, np.int64(BOUNDS), np.int64(-1))
     _st_ist[I_NSPARSE] = 0
     _st_fs[F_DMU] = 0.0
     _st_fs[F_MU] = mu_new
@@ -1335,7 +1344,7 @@ def relearn(st, order, w, mu):
         s = _add(st, order[k], xs[k], ys[k], w[k])
         if s != OK:
             return s
-    return _certify(st, OK)
+    return _certify(st, np.int64(OK))
 
 
 @njit(cache=True)
@@ -1360,6 +1369,6 @@ def add_batch(st, X, yv, w, slots):
         slots[i] = c
         if s != OK:
             return s, i
-    if n > 0 and _certify(st, OK) != OK:
+    if n > 0 and _certify(st, np.int64(OK)) != OK:
         return KT_VIOLATED, n - 1
     return OK, n

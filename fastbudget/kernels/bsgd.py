@@ -117,7 +117,7 @@ def _maintain_merge(code, kpar, SV, alpha, Kc, sv_t, n_live, z, tol):
     m = _argmin_abs(alpha, sv_t, n_live)
     am = alpha[m]
     best_e = np.inf
-    best_n = -1
+    best_n = np.int64(-1)   # (a literal -1 would compile _delete_row for it too)
     best_h = 0.0
     best_az = 0.0
     for n in range(n_live):

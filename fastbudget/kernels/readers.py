@@ -294,7 +294,7 @@ def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, row_line, in
         if ok:
             y[row] = v
         else:
-            _add_slow(slow, nslow, ts, i, row, -1, lines)
+            _add_slow(slow, nslow, ts, i, row, np.int64(-1), lines)
             nslow += 1
         last = -1
         err = OK
@@ -472,7 +472,7 @@ def parse_delimited(buf, pos, end, delim, comment, n_tokens, label_col, X, y, la
                         if ok:
                             y[row] = v
                         else:
-                            _add_slow(slow, nslow, ts, te, row, -1, lines)
+                            _add_slow(slow, nslow, ts, te, row, np.int64(-1), lines)
                             nslow += 1
                 else:
                     col = k if (label_col < 0 or k < label_col) else k - 1
@@ -517,7 +517,7 @@ def parse_delimited(buf, pos, end, delim, comment, n_tokens, label_col, X, y, la
                         if ok:
                             y[row] = v
                         else:
-                            _add_slow(slow, nslow, ts, te, row, -1, lines)
+                            _add_slow(slow, nslow, ts, te, row, np.int64(-1), lines)
                             nslow += 1
                 else:
                     col = k if (label_col < 0 or k < label_col) else k - 1

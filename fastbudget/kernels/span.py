@@ -231,7 +231,9 @@ def _oldest_reserve(st, wk):
     """The oldest stored example whose multiplier is 0 (not a support vector: a reserve
     vector, or a margin vector sitting at alpha = 0, or at -1e-16 after round-off: the same
     test ``alpha > 0`` that counts support vectors), or -1 when there is none."""
-    j_old = -1
+    # (int64, not a literal -1: Numba would type the call below for Literal[int](-1) while
+    # it infers the loop, and compile ``remove`` and the whole engine under it twice)
+    j_old = np.int64(-1)
     best_age = wk.cnt[C_SEEN] + 1
     for j in range(st.ist[I_HW]):
         if st.status[j] != FREE and st.alpha[j] <= 0.0 and wk.age[j] < best_age:
@@ -308,7 +310,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
     if nsv < budget:
         # the memory is not full of support vectors: learn x (making room by dropping a
         # stored example with alpha = 0 when every slot but the spare is taken)
-        e = -1
+        e = np.int64(-1)
         if nlive >= budget:
             if decide:
                 e = _oldest_reserve(st, wk)
@@ -330,7 +332,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
             dec[D_SLOT] = c
             return OK
         return add(st, c, x, yc, w)
-    e = -1
+    e = np.int64(-1)
     if nlive > budget:
         # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
         # it so that the spare slot is free for the arrival
@@ -347,7 +349,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
                 if s != OK:
                     return s
                 dec[D_KIND] = D_NONE
-                e = -1
+                e = np.int64(-1)
             else:
                 wk.cnt[C_PRUNED] += 1
         else:
@@ -358,7 +360,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
     if c < 0:
         return STUCK
     if policy == POLICY_LRU:
-        oldest = -1
+        oldest = np.int64(-1)
         best_age = t + 1
         for j in range(st.ist[I_HW]):
             if st.status[j] != FREE and j != e and wk.age[j] < best_age:
@@ -378,7 +380,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
     _save(st, wk)
     hw = st.ist[I_HW]
     best = np.inf
-    best_i = -1
+    best_i = np.int64(-1)
     wk.dst[0] = c
     wk.wdst[0] = w
     for i in range(hw):
@@ -410,7 +412,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
     return remove(st, c)  # weight 0: only frees the slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
     """Process one arrival (paper 002, steps 1-7). State and work modified in place.
 
@@ -430,7 +432,9 @@ def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
     -------
     int status
     """
-    # (``_step`` writes its decision buffer only when deciding: ``wk.src`` stands in)
+    # (``_step`` writes its decision buffer only when deciding: ``wk.src`` stands in.
+    # Inlined into ``span_learn``, its one caller: a compiled function of its own would be
+    # one more module into which Numba links, optimises and emits the whole exact engine.)
     return _step(st, wk, x, yc, w, budget, policy, margin, span_set, False, wk.src)
 
 
@@ -508,7 +512,7 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
             s = transfer(st, 0, buf_i, buf_i[:n], buf_w[:n], st.fs[F_MU])
             if s == OK:
                 refresh(st)
-                s = check_drift(st, True)
+                s = check_drift(st, np.bool_(True))
             if s != OK:
                 return s, 2
     s, _ = add_batch(st, X, yv, w, slots)

@@ -196,7 +196,7 @@ def _sync(st, tw, mode):
     if _st_ist[ad.I_NOPS] >= _st_ist[ad.I_CHECK_EVERY]:
         ad.refresh(st)
         # and the KT certificate of the engine's operations, on the exact g (O(B))
-        s = ad._certify(st, ad.check_drift(st, True))
+        s = ad._certify(st, ad.check_drift(st, np.bool_(True)))
     one_sided = _tw_par[P_ONE_SIDED] > 0.0
     for j in range(_tw_active.shape[0]):
         if not _tw_active[j]:
@@ -252,7 +252,7 @@ def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, i, j,
     return lo < fnew < hi
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _learn_one(st, tw, x, yi, wi, B):
     """Algorithm 1 for one Beneficial example of weight ``wi`` > 0 (1 in the paper; a
     weight counts in the twin's s+ or s- like that many copies): UpdateTV, UpdateTVM,

@@ -1,0 +1,184 @@
+"""Cold start: each learner's import and first fit in a fresh process on an empty Numba cache.
+
+Every learner runs in its own subprocess with ``NUMBA_CACHE_DIR`` pointing at a new empty
+temporary directory, so nothing is loaded from a cache (and the source tree's cache is never
+read or written). The child times ``import fastbudget`` and the first ``fit`` (``partial_fit``
+for TVM) on a tiny stream, wall and CPU seconds (CPU seconds are the figure to quote on a shared
+machine), and reports its peak RSS; ``warmup`` runs ``fastbudget.warmup()`` instead.
+
+``--profile`` also reports, per compiled function of ``fastbudget.kernels.*``, how many
+signatures it was compiled for and the seconds spent compiling it (CPU seconds between
+Numba's ``numba:compile`` events, minus the compiles of callees nested inside; this
+includes the LLVM optimisation of its module, into which every callee's code is linked) and
+the wall seconds under Numba's LLVM lock (``metadata['timers']['llvm_lock']``, callees
+included); ``NUMBA_LLVM_PASS_TIMINGS=1`` in the environment
+adds the LLVM pass breakdown of the top functions.
+
+Usage::
+
+    python perf/cold_start.py                       # every learner, markdown table
+    python perf/cold_start.py --learners TVM BSGD --profile --top 15
+    python perf/cold_start.py --json out.json        # also the raw figures
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+LEARNERS = {
+    # name: (constructor expression, call) -- the call is "fit" or "partial_fit"
+    "TVM": ("TVMClassifier(budget=100, random_state=0)", "partial_fit"),
+    "IncrementalSVC": ("IncrementalSVC()", "fit"),
+    "StreamSVM": ("StreamSVMClassifier()", "fit"),
+    "Span": ("SpanBudgetClassifier()", "fit"),
+    "SVIncremental": ("SVIncrementalClassifier()", "fit"),
+    "Random": ("RandomBudgetClassifier(random_state=0)", "fit"),
+    "Forgetron": ("ForgetronClassifier(random_state=0)", "fit"),
+    "Perceptron": ("PerceptronClassifier(budget=50)", "fit"),
+    "Pegasos": ("PegasosClassifier(random_state=0)", "fit"),
+    "BSGD": ("BSGDClassifier(random_state=0)", "fit"),
+    "warmup": (None, "warmup"),
+}
+
+CHILD = r'''
+import json, resource, sys, time
+t_wall, t_cpu = time.perf_counter(), time.process_time()
+profile = {profile!r}
+events = []
+if profile:
+    from numba.core import event as nev
+
+    class _Listener(nev.Listener):
+        def on_start(self, ev):
+            events.append(("start", time.process_time(), ev.data))
+
+        def on_end(self, ev):
+            events.append(("end", time.process_time(), ev.data))
+
+    nev.register("numba:compile", _Listener())
+import numpy as np
+import fastbudget
+from fastbudget import *  # noqa: F401,F403
+imp = (time.perf_counter() - t_wall, time.process_time() - t_cpu)
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 2))
+y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+t_wall, t_cpu = time.perf_counter(), time.process_time()
+call = {call!r}
+if call == "warmup":
+    fastbudget.warmup()
+else:
+    est = {ctor}
+    if call == "partial_fit":
+        est.partial_fit(X, y, classes=[-1, 1])
+    else:
+        est.fit(X, y)
+    est.decision_function(X[:5])
+fit = (time.perf_counter() - t_wall, time.process_time() - t_cpu)
+out = {{"import_wall": imp[0], "import_cpu": imp[1], "fit_wall": fit[0], "fit_cpu": fit[1],
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}}
+import importlib, pkgutil
+import fastbudget.kernels
+from numba.core.registry import CPUDispatcher
+funcs = {{}}
+for m in pkgutil.iter_modules(fastbudget.kernels.__path__):
+    mod = importlib.import_module("fastbudget.kernels." + m.name)
+    for name, obj in vars(mod).items():
+        if isinstance(obj, CPUDispatcher) and obj.__module__ == mod.__name__:
+            key = m.name + "." + name
+            sigs = [str(s) for s in obj.signatures]
+            llvm = 0.0
+            passes = []
+            for s in obj.signatures:
+                md = obj.get_metadata(s)
+                llvm += md.get("timers", {{}}).get("llvm_lock", 0.0)
+                pt = md.get("llvm_pass_timings")
+                if pt is not None:
+                    for rec in pt:
+                        passes.append((rec.name, rec.timings.get_total_time()))
+            funcs[key] = {{"signatures": sigs, "llvm_s": llvm, "passes": passes,
+                          "cache_misses": sum(obj.stats.cache_misses.values())}}
+out["n_dispatchers_used"] = sum(1 for f in funcs.values() if f["signatures"])
+out["n_signatures"] = sum(len(f["signatures"]) for f in funcs.values())
+if profile:
+    # self time of each compile: its CPU time minus the compiles nested inside it
+    stack, self_t = [], {{}}
+    for kind, t, data in events:
+        d = data["dispatcher"]
+        key = getattr(d, "__module__", "?").rsplit(".", 1)[-1] + "." + d.py_func.__name__
+        if kind == "start":
+            stack.append([key, t, 0.0])
+        else:
+            k, t0, nested = stack.pop()
+            total = t - t0
+            self_t[k] = self_t.get(k, 0.0) + total - nested
+            if stack:
+                stack[-1][2] += total
+    for k, f in funcs.items():
+        f["compile_cpu_s"] = self_t.get(k, 0.0)
+    out["funcs"] = {{k: f for k, f in funcs.items() if f["signatures"]}}
+print("@@RESULT@@" + json.dumps(out))
+'''
+
+
+def run_one(name, profile):
+    ctor, call = LEARNERS[name]
+    code = CHILD.format(profile=profile, call=call, ctor=ctor or "None")
+    with tempfile.TemporaryDirectory(prefix="nbcache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name}: child failed\n{proc.stderr[-3000:]}")
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")][-1]
+    res = json.loads(line[len("@@RESULT@@"):])
+    res["learner"] = name
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--learners", nargs="+", choices=list(LEARNERS), default=list(LEARNERS))
+    ap.add_argument("--profile", action="store_true",
+                    help="per compiled function: signatures, compile and LLVM seconds")
+    ap.add_argument("--top", type=int, default=12, help="functions listed with --profile")
+    ap.add_argument("--json", help="write the raw figures to this file")
+    args = ap.parse_args(argv)
+    load = os.getloadavg()
+    results = []
+    print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+    print("| learner | import wall s | import CPU s | first fit wall s | first fit CPU s "
+          "| peak RSS MB | dispatchers | signatures |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    for name in args.learners:
+        r = run_one(name, args.profile)
+        r["load_after"] = os.getloadavg()
+        results.append(r)
+        print(f"| {name} | {r['import_wall']:.2f} | {r['import_cpu']:.2f} | {r['fit_wall']:.1f} "
+              f"| {r['fit_cpu']:.1f} | {r['peak_rss_mb']:.0f} | {r['n_dispatchers_used']} "
+              f"| {r['n_signatures']} |", flush=True)
+        if args.json:   # rewritten after each learner: a long run keeps what it measured
+            with open(args.json, "w") as fh:
+                json.dump({"load_start": load, "results": results}, fh, indent=1)
+    load = os.getloadavg()
+    print(f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.profile:
+        for r in results:
+            funcs = r["funcs"]
+            print(f"\n{r['learner']}: top compiled functions (CPU seconds of its own compile, "
+                  "callees' compiles excluded; LLVM wall seconds, callees' included)\n")
+            print("| function | compile CPU s (self) | LLVM wall s (incl.) | signatures |")
+            print("|---|---:|---:|---|")
+            top = sorted(funcs.items(), key=lambda kv: -kv[1]["compile_cpu_s"])[:args.top]
+            for k, f in top:
+                sig = f"{len(f['signatures'])}" + (
+                    f": {'; '.join(f['signatures'])}" if len(f["signatures"]) > 1 else "")
+                print(f"| {k} | {f['compile_cpu_s']:.2f} | {f['llvm_s']:.2f} | {sig} |")
+            multi = [k for k, f in funcs.items() if len(f["signatures"]) > 1]
+            print(f"\nfunctions with more than one signature: {multi or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
