@@ -495,8 +495,9 @@ def _gamma_from_first_block(estimator, first_X, chunk_size):
     return float(resolve_gamma(g, np.asarray(X0, dtype=np.float64)))
 
 
-def _reduce_tree(dask, parts, cls, params, classes, gamma_):
-    merge = dask.delayed(_merge_pair, pure=True)
+def _reduce_tree(merge, parts, cls, params, classes, gamma_):
+    """Merge ``parts`` two at a time, ceil(log2 K) rounds: with ``merge`` the delayed
+    ``_merge_pair`` on a cluster, or ``_merge_pair`` itself in this process."""
     while len(parts) > 1:
         nxt = [merge(parts[i], parts[i + 1], cls, params, classes, gamma_)
                for i in range(0, len(parts) - 1, 2)]
@@ -583,7 +584,8 @@ def _fit_passes(estimator, shards, first, classes, chunk_size, passes, client):
         if start is not None and client is not None:
             start_ref = client.scatter(start, broadcast=True, hash=False)
         parts = shards(cls, params, start_ref)
-        twins = _compute(dask, _reduce_tree(dask, parts, cls, params, classes, gamma_),
+        merge = dask.delayed(_merge_pair, pure=True)
+        twins = _compute(dask, _reduce_tree(merge, parts, cls, params, classes, gamma_),
                          client)
         if twins is None:
             raise ValueError("The data hold no rows: nothing to learn.")
@@ -739,11 +741,6 @@ def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000):
     bounds = np.linspace(0, X.shape[0], int(n_shards) + 1).astype(int)
     parts = [_fit_shard(cls, params, X[lo:hi], y[lo:hi], classes, chunk_size,
                         None) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    while len(parts) > 1:
-        nxt = [_merge_pair(parts[i], parts[i + 1], cls, params, classes, gamma_)
-               for i in range(0, len(parts) - 1, 2)]
-        if len(parts) % 2:
-            nxt.append(parts[-1])
-        parts = nxt
-    est = _start_model(cls, params, X, classes, gamma_, parts[0])
+    twins = _reduce_tree(_merge_pair, parts, cls, params, classes, gamma_)
+    est = _start_model(cls, params, X, classes, gamma_, twins)
     return _adopt(type(estimator)(**estimator.get_params(deep=False)), est)
