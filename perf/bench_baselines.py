@@ -32,18 +32,17 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fastbudget.datasets import (  # noqa: E402
+from fastbudget.datasets import (
     load_paper_dataset, make_checkerboard, make_gauss, make_streamsvm_synthetic, make_waveform,
 )
-from fastbudget.estimators.baselines import (  # noqa: E402
+from fastbudget.estimators.baselines import (
     BSGDClassifier, ForgetronClassifier, PegasosClassifier, PerceptronClassifier,
     RandomBudgetClassifier,
 )
-from fastbudget.kernels.kernel import RBF, kernel_row  # noqa: E402
+from fastbudget.kernels.kernel import RBF, kernel_row
 
-from numba import njit  # noqa: E402
+from numba import njit
 
 CB_GAMMA = 1.0 / (2 * 0.37)
 

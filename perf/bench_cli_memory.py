@@ -20,9 +20,8 @@ import time
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fastbudget.datasets import stream_chunks  # noqa: E402
+from fastbudget.datasets import stream_chunks
 
 
 def write_file(path, n, seed=0, chunk=200_000):

@@ -15,11 +15,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from fastbudget.estimators.streamsvm import StreamSVMClassifier  # noqa: E402
-from fastbudget.kernels import meb  # noqa: E402
-from fastbudget.kernels.meb import dot_floor  # noqa: E402
+from fastbudget.estimators.streamsvm import StreamSVMClassifier
+from fastbudget.kernels import meb
+from fastbudget.kernels.meb import dot_floor
 
 
 def best_time(fn, repeats):

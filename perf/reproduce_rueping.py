@@ -25,11 +25,10 @@ import numpy as np
 from sklearn.svm import SVC
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fastbudget.datasets import load_paper_dataset  # noqa: E402
-from fastbudget.engine import NumericalError  # noqa: E402
-from fastbudget.estimators.rueping import SVIncrementalClassifier  # noqa: E402
+from fastbudget.datasets import load_paper_dataset
+from fastbudget.engine import NumericalError
+from fastbudget.estimators.rueping import SVIncrementalClassifier
 
 DATA = pathlib.Path(os.environ.get("FASTBUDGET_DATA_DIR") or os.environ.get("FASTBUDGET_DATA")
                     or ROOT.parent / "shared" / "data")

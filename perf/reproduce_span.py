@@ -25,11 +25,10 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fastbudget import IncrementalSVC  # noqa: E402
-from fastbudget.datasets import load_paper_dataset, make_drifting_gaussians  # noqa: E402
-from fastbudget.estimators.span import SpanBudgetClassifier  # noqa: E402
+from fastbudget import IncrementalSVC
+from fastbudget.datasets import load_paper_dataset, make_drifting_gaussians
+from fastbudget.estimators.span import SpanBudgetClassifier
 
 DATA = pathlib.Path(os.environ.get("FASTBUDGET_DATA_DIR") or os.environ.get("FASTBUDGET_DATA")
                     or ROOT.parent / "shared" / "data")

@@ -23,10 +23,9 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fastbudget.datasets import load_paper_dataset, make_streamsvm_synthetic  # noqa: E402
-from fastbudget.estimators.streamsvm import StreamSVMClassifier  # noqa: E402
+from fastbudget.datasets import load_paper_dataset, make_streamsvm_synthetic
+from fastbudget.estimators.streamsvm import StreamSVMClassifier
 
 # Table 1 of the paper: libSVM (batch), StreamSVM Algo-1, Algo-2
 PAPER = {
