@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ._modelfile import ModelFormatError
+from .exceptions import ModelFormatError
 
 OK = 0
 SOLVER_FAIL = 2

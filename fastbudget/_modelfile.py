@@ -18,6 +18,8 @@ import zipfile
 
 import numpy as np
 
+from .exceptions import ModelFormatError
+
 FORMAT_NAME = "fastbudget-model"
 FORMAT_VERSION = 1
 METADATA_KEY = "__metadata__"
@@ -30,10 +32,6 @@ ALLOWED_KINDS = "biufU"
 BASE_ARRAYS = ("base.classes_", "base.class_weight_", "base.feature_names_in_",
                "base.calibration_stats")
 BASE_SCALARS = ("base.n_features_in_", "base.classes_object")
-
-
-class ModelFormatError(ValueError):
-    """A model file is damaged, foreign, inconsistent or from a newer format version."""
 
 
 def fail(path, msg):

@@ -43,289 +43,28 @@ raise ``ValueError``; names on one side only warn (``UserWarning``); column name
 strings with other types raise ``TypeError``. The one-example methods take a dict keyed by
 feature name as such a table of one row (see ``BudgetClassifier._one_example``).
 """
-import contextlib
-import copy
 import inspect
-import math
-import numbers
-import operator
-import sys
-import warnings
-from collections.abc import Mapping
 
 import numpy as np
 
+from ._class_weight import ClassWeightMixin, is_balanced
+from ._kernel_args import resolve_gamma
+from ._transaction import TransactionMixin
+from ._validation import (PLAIN_LABEL, check_array, check_bool,
+                          check_feature_names, check_kernel_range, check_param,
+                          check_sample_weight, check_y, feature_names, label_kinds, one_example,
+                          plain, row_kernel_ok, unique_labels)
+from .exceptions import _not_fitted_error
 from .kernels.kernel import KERNEL_CODES, sq_norm
 
-
-class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before it was fitted (same bases as scikit-learn's).
-
-    When scikit-learn is already imported, the error raised is also an instance of
-    ``sklearn.exceptions.NotFittedError`` (scikit-learn stays optional).
-    """
+# names that other modules imported from here before they moved (plain re-exports)
+from ._validation import as_kernel_array  # noqa: F401,E402
+from ._validation import check_stored_arrays as _check_stored_arrays  # noqa: F401,E402
+from ._validation import check_stored_indices as _check_stored_indices  # noqa: F401,E402
+from .exceptions import NonNumericError, NotFittedError  # noqa: F401,E402
 
 
-class NonNumericError(TypeError, ValueError):
-    """Raised for non-numeric input; both a ``TypeError`` (as NumPy and scikit-learn raise)
-    and a ``ValueError`` (as every other input error of fastbudget)."""
-
-
-_SKLEARN_NOT_FITTED = []
-
-
-def _not_fitted_error(msg):
-    """A NotFittedError that is also scikit-learn's, when scikit-learn is loaded."""
-    if "sklearn" in sys.modules:
-        if not _SKLEARN_NOT_FITTED:
-            try:
-                from sklearn.exceptions import NotFittedError as SkNFE
-
-                _SKLEARN_NOT_FITTED.append(type("NotFittedError", (NotFittedError, SkNFE), {
-                    "__module__": __name__, "__doc__": NotFittedError.__doc__}))
-            except Exception:  # pragma: no cover - broken sklearn install
-                _SKLEARN_NOT_FITTED.append(NotFittedError)
-        return _SKLEARN_NOT_FITTED[0](msg)
-    return NotFittedError(msg)
-
-
-def _data_conversion_warning():
-    if "sklearn" in sys.modules:
-        try:
-            from sklearn.exceptions import DataConversionWarning
-
-            return DataConversionWarning
-        except Exception:  # pragma: no cover
-            pass
-    return UserWarning
-
-
-def as_kernel_array(a, dtype):
-    """``a`` as the one array layout the compiled kernels are built for: ``dtype``
-    (float64 or int64), C-contiguous, aligned and writable. Returns ``a`` itself when it
-    already is, else a copy.
-
-    Numba compiles a function once per type of its arguments, and an array's type includes
-    its layout and whether it is writable: a read-only array (``np.load(mmap_mode='r')``,
-    ``np.frombuffer``, a view pandas returns), a strided view or a float32 array would each
-    compile every kernel it reaches again (seconds to a minute). Every array handed to
-    ``fastbudget.kernels`` goes through here first.
-    """
-    return np.require(a, dtype, ("C", "A", "W"))
-
-
-def check_array(X, *, name="X", allow_empty=False):
-    """Validate a 2-D numeric array and return it as float64, C-contiguous and writable
-    (``as_kernel_array``: a copy unless ``X`` already is one).
-
-    Raises ``ValueError`` with a message that says what to do for 1-D input, empty input,
-    non-numeric data, NaN or infinity.
-    """
-    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):  # scipy.sparse
-        X = X.toarray()
-    if hasattr(X, "to_numpy") and hasattr(X, "dtypes"):
-        # a pandas table: nullable columns (Int64, Float64, boolean) hold pd.NA, which
-        # becomes NaN here, so the NaN check below names its row and column
-        try:
-            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
-            pass                      # text columns: refused below as non-numeric
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # ragged lists and similar
-        raise ValueError(f"{name} could not be converted to a numeric array: {exc}") from None
-    if arr.dtype.kind == "c" or (
-        arr.dtype.kind == "O" and any(isinstance(v, complex) for v in arr.ravel()[:1000])
-    ):
-        raise ValueError(
-            f"Complex data not supported in {name}: pass the real part, the modulus or both "
-            "as separate real columns."
-        )
-    if arr.dtype.kind not in "biuf":
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise NonNumericError(
-                f"{name} must be numeric; got dtype {arr.dtype} ({exc}). Encode categorical or "
-                "text columns as numbers first."
-            ) from None
-    if arr.ndim == 1:
-        raise ValueError(
-            f"Expected a 2-D array for {name}, got a 1-D array of shape {arr.shape}. Reshape your "
-            "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single example."
-        )
-    if arr.ndim != 2:
-        raise ValueError(f"Expected a 2-D array for {name}, got {arr.ndim} dimensions.")
-    if not allow_empty and arr.shape[0] == 0:
-        raise ValueError(
-            f"{name} is empty: 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
-            "required. Pass at least one example."
-        )
-    if not allow_empty and arr.shape[1] == 0:
-        raise ValueError(
-            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required. "
-            "Pass at least one feature column."
-        )
-    arr = as_kernel_array(arr, np.float64)
-    if not np.isfinite(arr).all():
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(
-            f"{name} contains NaN or infinity (first at row {bad[0]}, column {bad[1]}). "
-            "Remove or impute those values before calling this method."
-        )
-    return arr
-
-
-# Largest value a row's kernel with itself may reach (and, for RBF and linear kernels, its
-# squared norm): by Cauchy-Schwarz |K(x, z)| <= max(K(x, x), K(z, z)) for the linear and the
-# polynomial kernel (|gamma <x, z> + coef0| <= gamma |x| |z| + |coef0|), so the kernel values
-# between accepted rows, and the products of two of them that the solvers form, stay finite.
-KERNEL_LIMIT = 1e150
-
-
-def _check_kernel_range(X, name="X", spec=None):
-    """``X`` (validated by ``check_array``) unless a row's squared norm overflows float64
-    (values beyond about 1e154) or exceeds ``KERNEL_LIMIT``, or, for ``spec = (kernel,
-    gamma, degree, coef0)`` of a polynomial kernel, unless a row's kernel bound
-    ``(gamma |x|^2 + |coef0|)^degree`` exceeds ``KERNEL_LIMIT``: a kernel of such a row is
-    infinite or NaN (or its products are) and would poison the model. Raises ``ValueError``
-    saying to rescale."""
-    with np.errstate(over="ignore"):
-        sq = np.einsum("ij,ij->i", X, X)
-    if not np.isfinite(sq).all():
-        i = int(np.argmax(~np.isfinite(sq)))
-        raise ValueError(
-            f"{name} has values too large for a kernel (row {i}: its squared norm overflows "
-            f"float64; largest |value| {np.abs(X[i]).max():.3g}). Rescale the features, e.g. "
-            "standardise them.")
-    what = "its squared norm"
-    bound = sq
-    if spec is not None and spec[0] == "poly":
-        kernel, gamma, degree, coef0 = spec
-        with np.errstate(over="ignore", invalid="ignore"):
-            bound = (gamma * sq + abs(coef0)) ** degree
-        what = f"its polynomial kernel bound (gamma |x|^2 + |coef0|)^degree"
-    bad = ~(bound <= KERNEL_LIMIT)
-    if bad.any():
-        i = int(np.argmax(bad))
-        hint = " (or lower gamma, coef0 or degree)" if bound is not sq else ""
-        raise ValueError(
-            f"{name} has values too large for a kernel (row {i}: {what} is {bound[i]:.3g}, "
-            f"beyond {KERNEL_LIMIT:.0e}, so kernel values would overflow float64; largest "
-            f"|value| {np.abs(X[i]).max():.3g}). Rescale the features, e.g. standardise "
-            f"them{hint}.")
-    return X
-
-
-def _row_kernel_ok(est, sq):
-    """``_poly_bound_ok`` for one row of ``est`` (cheap unless its kernel is polynomial)."""
-    if est.__dict__.get("kernel") != "poly":
-        return sq <= KERNEL_LIMIT
-    return _poly_bound_ok(est._kernel_spec(None), sq)
-
-
-def _poly_bound_ok(spec, sq):
-    """Whether one row of squared norm ``sq`` passes ``_check_kernel_range`` for ``spec``."""
-    if not sq <= KERNEL_LIMIT:
-        return False
-    if spec is None or spec[0] != "poly":
-        return True
-    _, gamma, degree, coef0 = spec
-    if gamma is None:
-        return False
-    try:
-        return (gamma * sq + abs(coef0)) ** degree <= KERNEL_LIMIT
-    except OverflowError:
-        return False
-
-
-def _sv_by_class(idx, positive):
-    """Support vectors laid out as scikit-learn's ``SVC`` lays out a binary model: ``idx``
-    reordered with those of ``classes_[0]`` (``positive`` False) first, then those of
-    ``classes_[1]``, each group in storage order; and ``n_support_``, the two counts
-    (int32, shape (2,))."""
-    idx = np.asarray(idx)
-    positive = np.asarray(positive, dtype=bool)
-    order = np.concatenate([idx[~positive], idx[positive]])
-    n_pos = int(np.count_nonzero(positive))
-    return order, np.array([positive.size - n_pos, n_pos], dtype=np.int32)
-
-
-def _check_stored_arrays(state, prefix, reference, what, holder):
-    """For ``persist.load``: raise ``ValueError`` unless every array ``state[prefix + name]``
-    present has the dtype and shape of ``reference[name]`` (the arrays a fresh model of
-    these parameters allocates; ``holder`` names that model in the message)."""
-    for name, want in reference.items():
-        got = state.get(prefix + name)
-        if got is None:                 # absent: left to _set_state
-            continue
-        if not isinstance(got, np.ndarray) or got.dtype != want.dtype or got.shape != want.shape:
-            raise ValueError(
-                f"{what} {name!r} is {getattr(got, 'dtype', type(got).__name__)} of shape "
-                f"{np.shape(got)}; {holder} holds {want.dtype} of shape {want.shape}")
-
-
-def _check_stored_indices(state, prefix, names, n, what):
-    """For ``persist.load``: raise ``ValueError`` unless the index arrays
-    ``state[prefix + name]`` hold only -1 (none) and indices in [0, n)."""
-    for name in names:
-        a = state.get(prefix + name)
-        if a is not None and a.size and (a.min() < -1 or a.max() >= n):
-            raise ValueError(f"{what} {name!r} holds an index outside [-1, {n})")
-
-
-def _feature_names(X):
-    """Column names of a table ``X`` as an object ndarray, or None.
-
-    A table is anything with a ``columns`` attribute (a pandas or polars DataFrame; pandas is
-    never imported). Its names count only when every one is a string, as in scikit-learn:
-    numbers as names (``pandas.DataFrame(array)`` gives 0, 1, ...) or no columns give None.
-    Raises ``TypeError`` when strings are mixed with names of other types.
-    """
-    if isinstance(X, np.ndarray) or not hasattr(X, "columns"):
-        return None
-    try:
-        cols = list(X.columns)
-    except TypeError:
-        return None
-    is_str = [isinstance(c, str) for c in cols]
-    if not cols or not any(is_str):
-        return None
-    if not all(is_str):
-        kinds = sorted({type(c).__name__ for c in cols})
-        raise TypeError(
-            f"The column names of X mix strings with other types ({', '.join(kinds)}). "
-            "Feature names are recorded and checked only when every column name is a string: "
-            "convert them all, e.g. X.columns = X.columns.astype(str), or give every column a "
-            "non-string name (or pass a NumPy array) to go without feature names.")
-    names = np.empty(len(cols), dtype=object)
-    names[:] = cols
-    return names
-
-
-def _name_list(names, limit=5):
-    """Lines ``- name`` for a message, at most ``limit`` of them, then how many more."""
-    lines = [f"- {n}\n" for n in names[:limit]]
-    if len(names) > limit:
-        lines.append(f"- ... ({len(names) - limit} more)\n")
-    return "".join(lines)
-
-
-class _NamedTable:
-    """Rows with column names, as a table: the ``columns`` and ``__array__`` that the
-    validation of X reads (one example given as a dict ``{feature name: value}``)."""
-
-    __slots__ = ("columns", "_rows")
-
-    def __init__(self, columns, rows):
-        self.columns = columns
-        self._rows = rows
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self._rows, dtype=dtype)
-
-
-class BudgetClassifier:
+class BudgetClassifier(TransactionMixin, ClassWeightMixin):
     """Base class of the fastbudget classifiers (binary unless stated otherwise).
 
     Subclasses implement ``_validate_params()``, ``_init_state(n_features)``,
@@ -516,82 +255,18 @@ class BudgetClassifier:
             )
 
     def _check_X_names(self, X):
-        """Compare the column names of ``X`` with ``feature_names_in_`` (a fitted model).
-
-        Raises ``ValueError`` when both have names and they differ (other names, missing ones,
-        another order) and ``TypeError`` for mixed-type names; warns (``UserWarning``) when
-        only one side has names. Nothing is modified. The ``ValueError`` starts with the lines
-        scikit-learn's own check (``check_dataframe_column_names_consistency``) matches.
-        """
-        fitted = self.__dict__.get("feature_names_in_")
-        names = _feature_names(X)
-        if fitted is None and names is None:
-            return
-        name = type(self).__name__
-        if fitted is None:
-            warnings.warn(
-                f"This X has column names, but {name} was trained on data without them; its "
-                "columns are used by position, so they must come in the training data's order.",
-                UserWarning, stacklevel=4)
-            return
-        if names is None:
-            warnings.warn(
-                f"This X has no column names, but {name} was trained on named columns "
-                "(feature_names_in_); its columns are taken by position as those, in that "
-                "order. Pass a DataFrame with those column names to have them checked.",
-                UserWarning, stacklevel=4)
-            return
-        if names.shape == fitted.shape and (names == fitted).all():
-            return
-        seen = set(fitted.tolist())
-        given = set(names.tolist())
-        unseen = sorted(given - seen)
-        missing = sorted(seen - given)
-        msg = "The feature names should match those that were passed during fit.\n"
-        if unseen:
-            msg += "Feature names unseen at fit time:\n" + _name_list(unseen)
-        if missing:
-            msg += "Feature names seen at fit time, yet now missing:\n" + _name_list(missing)
-        if not unseen and not missing:
-            msg += "Feature names must be in the same order as they were in fit.\n"
-        raise ValueError(
-            msg + f"{name} was fitted on the columns in feature_names_in_ and reads the "
-            "columns of X by position: select and order them as there, e.g. "
-            "X[model.feature_names_in_] for a pandas DataFrame (a dict example needs "
-            "exactly those keys).")
+        """Compare the column names of ``X`` with ``feature_names_in_`` (a fitted model),
+        as :func:`fastbudget._validation.check_feature_names` does: ``ValueError`` when both
+        have names and they differ, ``TypeError`` for mixed-type names, a ``UserWarning``
+        when only one side has names. Nothing is modified."""
+        check_feature_names(X, self.__dict__.get("feature_names_in_"), type(self).__name__,
+                            stacklevel=5)
 
     def _one_example(self, x):
-        """One example ``x`` as the X of one row that ``partial_fit`` and ``predict`` take.
-
-        ``x`` is a 1-D array-like or a dict ``{feature: value}``. A dict whose keys are all
-        strings is a table of one row named by its keys: a model started on it records them
-        as ``feature_names_in_``, and a model with ``feature_names_in_`` reads the values of
-        those keys in its own order (the order of a dict does not matter then; a key missing
-        or unknown raises ``ValueError`` as other names do). The values of any other dict
-        are taken in the dict's order. A one-dimensional table row with an index (a pandas
-        Series, e.g. ``df.iloc[i]``) is the dict of its index and values. Nothing is
-        modified.
-        """
-        if (not isinstance(x, (Mapping, np.ndarray)) and getattr(x, "ndim", None) == 1
-                and hasattr(x, "index") and hasattr(x, "to_dict")):
-            d = x.to_dict()
-            if len(d) == len(x):        # (a repeated index label cannot name a feature)
-                x = d
-        if isinstance(x, Mapping):
-            keys = list(x)
-            if keys and all(isinstance(k, str) for k in keys):
-                fitted = self.__dict__.get("feature_names_in_")
-                if (fitted is not None and len(keys) == len(fitted)
-                        and set(keys) == set(fitted.tolist())):
-                    keys = fitted.tolist()
-                return _NamedTable(keys, [[x[k] for k in keys]])
-            x = list(x.values())
-        x = np.asarray(x, dtype=np.float64)
-        if not (x.ndim == 1 or (x.ndim == 2 and x.shape[0] == 1)):   # a (1, d) row is one too
-            raise ValueError(
-                f"Expected one example as a 1-D array-like or a dict of features; got an array "
-                f"of shape {x.shape}. Use partial_fit / predict for several rows.")
-        return x.reshape(1, -1)
+        """One example ``x`` (a 1-D array-like or a dict ``{feature: value}``) as the X of one
+        row that ``partial_fit`` and ``predict`` take; see
+        :func:`fastbudget._validation.one_example`. Nothing is modified."""
+        return one_example(x, self.__dict__.get("feature_names_in_"))
 
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn from a single example: ``partial_fit`` on a chunk of one row, with the same
@@ -623,7 +298,7 @@ class BudgetClassifier:
         return self.predict(self._one_example(x))[0]
 
     def _kernel_spec(self, X, fresh=False):
-        """``(kernel, gamma, degree, coef0)`` of this learner for ``_check_kernel_range``,
+        """``(kernel, gamma, degree, coef0)`` of this learner for ``check_kernel_range``,
         with gamma as the learner resolved it (``gamma_``; not when ``fresh``, a new model),
         else as it would resolve it on the chunk ``X`` (gamma None when ``X`` is None); None
         without a kernel parameter."""
@@ -637,7 +312,6 @@ class BudgetClassifier:
         except Exception:
             gamma = None
             if X is not None:
-                from .engine import resolve_gamma
                 try:
                     gamma = float(resolve_gamma(self.gamma, X))
                 except (TypeError, ValueError):
@@ -652,7 +326,7 @@ class BudgetClassifier:
         self._check_fitted()
         self._check_X_names(X)
         X = check_array(X)
-        X = _check_kernel_range(X, spec=self._kernel_spec(X))
+        X = check_kernel_range(X, spec=self._kernel_spec(X))
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -661,28 +335,8 @@ class BudgetClassifier:
             )
         return X
 
-    @staticmethod
-    def _check_bool(name, value):
-        """Raise ``ValueError`` unless ``value`` is True or False (a string such as 'False'
-        would otherwise count as true)."""
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False; got {value!r}.")
-
-    @staticmethod
-    def _check_param(name, value, *, low=None, low_inclusive=False, integer=False, allow=()):
-        if value in allow if isinstance(value, (str, type(None))) else False:
-            return
-        kind = numbers.Integral if integer else numbers.Real
-        if isinstance(value, bool) or not isinstance(value, kind):
-            also = f" or one of {', '.join(map(repr, allow))}" if allow else ""
-            raise ValueError(
-                f"{name} must be a {'whole' if integer else 'real'} number{also}; got {value!r}.")
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite; got {value!r}.")
-        if low is not None:
-            if (value < low) if low_inclusive else (value <= low):
-                op = ">=" if low_inclusive else ">"
-                raise ValueError(f"{name} must be {op} {low}; got {value!r}.")
+    _check_bool = staticmethod(check_bool)
+    _check_param = staticmethod(check_param)
 
     def _validate_common_params(self):
         """Check the hyper-parameters shared by several learners, when present:
@@ -715,114 +369,8 @@ class BudgetClassifier:
         return isinstance(g, str) and g == "scale" and getattr(self, "kernel", None) != "linear"
 
     def _check_sample_weight(self, sample_weight, n):
-        if sample_weight is None:
-            return np.ones(n)
-        try:
-            w = np.asarray(sample_weight, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("sample_weight must be numeric (one non-negative weight per example).") from None
-        if w.ndim == 0:
-            w = np.full(n, float(w))
-        if w.shape != (n,):
-            raise ValueError(f"sample_weight has shape {w.shape}; expected ({n},), one weight per example.")
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight must be finite and non-negative.")
-        return as_kernel_array(w, np.float64)
-
-    # ------------------------------------------------------------------ class weights
-    def _class_weights(self, cls, y_enc=None, *, fit=False):
-        """Per-class weights aligned with ``cls`` (float64 ``(n_classes,)``), or None when
-        ``class_weight`` is None (or the learner has no such parameter).
-
-        ``class_weight`` as scikit-learn's: None, a dict {label: weight} (absent labels weigh
-        1) or ``'balanced'``, ``n_samples / (n_classes * bincount(y))`` on the labels of a
-        ``fit`` call (``y_enc``, encoded; ``fit=True``). Raises ``ValueError`` for anything
-        else, for keys that are not among ``cls``, for weights that are not finite
-        non-negative numbers, and for ``'balanced'`` outside ``fit``. Nothing is modified.
-        """
-        cw = self.class_weight
-        if cw is None:
-            return None
-        if isinstance(cw, str):
-            self._check_string_class_weight(fit=fit)
-            counts = np.bincount(self._class_index(y_enc), minlength=len(cls))
-            return self._unit_weights_check(
-                cls, y_enc.shape[0] / (len(cls) * counts.astype(np.float64)))
-        if not isinstance(cw, Mapping):
-            raise ValueError(
-                f"class_weight must be None, 'balanced' or a dict {{label: weight}}; got "
-                f"{cw!r} of type {type(cw).__name__}.")
-        index = {c: i for i, c in enumerate(cls.tolist())}
-        bad = [k for k in cw if k not in index]
-        if bad:
-            raise ValueError(
-                f"class_weight has label(s) {_plain(bad)!r} that are not among the classes "
-                f"{cls.tolist()!r}; use the labels of y as keys.")
-        out = np.ones(len(cls))
-        for k, v in cw.items():
-            if (isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)
-                    or not math.isfinite(v) or v < 0):
-                raise ValueError(
-                    f"class_weight[{_plain([k])[0]!r}] must be a finite non-negative number; "
-                    f"got {v!r}.")
-            out[index[k]] = float(v)
-        return self._unit_weights_check(cls, out)
-
-    def _check_string_class_weight(self, *, fit=False):
-        """Raise ``ValueError`` unless a string ``class_weight`` is ``'balanced'`` and the
-        call is a ``fit`` (a stream's class counts are not known in advance)."""
-        cw = self.class_weight
-        if cw != "balanced":
-            raise ValueError(
-                f"class_weight must be None, 'balanced' or a dict {{label: weight}}; got "
-                f"{cw!r}.")
-        if not fit:
-            raise ValueError(_BALANCED_STREAMING_MSG.format(name=type(self).__name__))
-
-    def _unit_weights_check(self, cls, out):
-        if getattr(self, "_unit_weights_only", False) and (out != 1.0).any():
-            raise ValueError(
-                f"{type(self).__name__} does not support example weights, so class_weight "
-                f"can only give weight 1 to every class (got {_plain(cls.tolist())!r} -> "
-                f"{out.tolist()!r}); leave class_weight=None, or resample the classes instead.")
-        return out
-
-    @property
-    def class_weight_(self):
-        """Weight of each class of ``classes_`` (float64 ``(n_classes,)``), as ``SVC``'s:
-        ones when ``class_weight`` is None, the dict's values (1 for absent labels), or for
-        ``'balanced'`` the weights ``fit`` computed on its labels. Only on a fitted model;
-        absent when ``class_weight`` was set to ``'balanced'`` after fitting (no ``fit`` has
-        computed the weights)."""
-        self._check_fitted()
-        if _is_balanced(self.class_weight):
-            w = self.__dict__.get("_balanced_weights")
-            if w is None:
-                raise AttributeError(
-                    "class_weight_ is not known: class_weight='balanced' was set after the "
-                    "model was fitted, and only fit computes the balanced weights.")
-            return np.array(w, dtype=np.float64)
-        w = self._class_weights(self.classes_)
-        return np.ones(len(self.classes_)) if w is None else w
-
-    def _class_index(self, y_enc):
-        """Index into ``classes_`` of every encoded label (binary: -1 -> 0, +1 -> 1)."""
-        return (y_enc > 0).astype(np.intp)
-
-    def _weigh(self, w, y_enc, cls, *, fit=False):
-        """Effective example weights ``sample_weight * class_weight[label]`` (``w`` itself,
-        untouched, when ``class_weight`` is None) and the per-class weights used (None when
-        ``class_weight`` is None). Raises as ``_class_weights``; with ``fit`` also when
-        every effective weight is zero."""
-        cwv = self._class_weights(cls, y_enc, fit=fit)
-        if cwv is not None:
-            w = np.ascontiguousarray(w * cwv[self._class_index(y_enc)])
-        if fit and not (w > 0).any():
-            raise ValueError(
-                "Sample weights must contain at least one non-zero number: all weights are zero"
-                + (" once multiplied by class_weight" if cwv is not None else "")
-                + ", so there is nothing to learn.")
-        return w, cwv
+        """``sample_weight`` as float64 ``(n,)``: :func:`fastbudget._validation.check_sample_weight`."""
+        return check_sample_weight(sample_weight, n)
 
     def _encode_y(self, y, cls):
         """Map labels (already checked to lie in ``cls``) to the learner's encoding:
@@ -843,15 +391,15 @@ class BudgetClassifier:
             self._check_params_kept()
             self._check_X_names(X)
         X = check_array(X)
-        X = _check_kernel_range(X, spec=self._kernel_spec(X, fresh=reset))
-        y = _check_y(y)
+        X = check_kernel_range(X, spec=self._kernel_spec(X, fresh=reset))
+        y = check_y(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match.")
         if reset:
             if classes is not None:
-                cls = _unique_labels(_check_y(classes, name="classes"))
+                cls = unique_labels(check_y(classes, name="classes"))
             else:
-                cls = _unique_labels(y)
+                cls = unique_labels(y)
             if cls.shape[0] > 2 and self._binary_only:
                 raise ValueError(
                     f"Only binary classification is supported by {type(self).__name__}, but got "
@@ -869,7 +417,7 @@ class BudgetClassifier:
             cls = self.classes_
             n_features = self.n_features_in_
             if classes is not None and not np.array_equal(
-                _unique_labels(_check_y(classes, name="classes")), cls
+                unique_labels(check_y(classes, name="classes")), cls
             ):
                 raise ValueError(
                     f"classes={list(classes)} differs from the classes of the first call "
@@ -887,7 +435,7 @@ class BudgetClassifier:
             unseen = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
         if unseen.any():
             raise ValueError(
-                f"y contains label {_plain(y[unseen][:1].tolist())[0]!r} (row {int(np.argmax(unseen))}) not among the "
+                f"y contains label {plain(y[unseen][:1].tolist())[0]!r} (row {int(np.argmax(unseen))}) not among the "
                 f"classes {cls.tolist()}; pass all labels with classes= on the first partial_fit."
             )
         return X, self._encode_y(y, cls), cls
@@ -912,9 +460,9 @@ class BudgetClassifier:
                 or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
                 or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
                 or not x.flags.writeable or not x.flags.aligned
-                or not isinstance(y, _PLAIN_LABEL) or not isinstance(sample_weight, float)
+                or not isinstance(y, PLAIN_LABEL) or not isinstance(sample_weight, float)
                 or not 0.0 <= sample_weight < np.inf
-                or not _row_kernel_ok(self, sq_norm(x))):
+                or not row_kernel_ok(self, sq_norm(x))):
             return None
         # (the squared norm is finite iff every value is and the squares do not overflow,
         # which the general validation refuses too; compiled, it warns of no overflow, and
@@ -941,100 +489,6 @@ class BudgetClassifier:
                 return None
             sample_weight = sample_weight * cache[2][1 if y_pm > 0.0 else 0]
         return x.reshape(1, -1), np.array([y_pm]), np.array([sample_weight])
-
-    # ------------------------------------------------------------------ transactions
-    def _state_arrays(self):
-        """The arrays holding the fitted state, not copied, or None (not exposed).
-
-        A learner that lists them (all of ``_get_state()``'s arrays) gets the cheap rollback
-        of ``_transaction``: they are copied into an undo buffer of the same shapes,
-        allocated once, instead of a fresh copy of ``_get_state()`` per call (which at the
-        sizes of a budget allocates, and page-faults, the whole state on every call).
-        """
-        return None
-
-    def _undo_copy(self, live, to_live=False):
-        """Copy ``live`` (``_state_arrays()``) into the undo buffer, or back (``to_live``)."""
-        undo = self.__dict__.get("_undo")
-        if undo is None or len(undo[0]) != len(live) or not all(map(operator.is_, live, undo[0])):
-            if to_live:
-                raise RuntimeError("no snapshot to roll back to")
-            undo = (list(live), [np.empty_like(a) for a in live])
-            self.__dict__["_undo"] = undo
-        # (slice assignment, not np.copyto: the same copy at half the call overhead, which
-        # is most of the cost for the dozens of small state arrays)
-        if to_live:
-            for a, u in zip(*undo):
-                a[...] = u
-        else:
-            for a, u in zip(*undo):
-                u[...] = a
-
-    def _save_undo(self):
-        """Save what :meth:`_rollback` needs to put the fitted state back as it is now, and
-        return it (any object), or None when the learner has no cheap undo: the transaction
-        then copies ``_get_state()``. By default the arrays of ``_state_arrays()`` are copied
-        into the undo buffer; a learner whose updates touch a known part of a large state
-        overrides this pair (``IncrementalSVC``: the engine's light snapshot)."""
-        live = self._state_arrays()
-        if live is None:
-            return None
-        self._undo_copy(live)
-        return True
-
-    def _rollback(self, saved=True):
-        """Put the state back as :meth:`_save_undo` found it (in place); ``saved`` is what
-        it returned (unused here: the undo buffer holds it)."""
-        self._undo_copy(self._state_arrays(), to_live=True)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_undo", None)       # the rollback buffer is not part of the model
-        state.pop("_undo_piece", None)  # (nor forgetting's second one)
-        state.pop("_cw_cache", None)   # nor _check_one's cache of the class weights
-        return state
-
-    def _snapshot(self):
-        """Everything needed to undo the next update (see ``_transaction``)."""
-        if not self.__sklearn_is_fitted__():
-            return dict(self.__dict__), None, False
-        saved = self._save_undo()          # (first, so that the attributes hold the buffer)
-        if saved is not None:
-            return dict(self.__dict__), _Undo(saved), False
-        attrs = dict(self.__dict__)
-        try:
-            state = self._get_state()
-        except NotImplementedError:
-            return attrs, copy.deepcopy(attrs), True
-        return attrs, _copy_state(state), False
-
-    def _restore(self, snap):
-        attrs, state, whole = snap
-        self.__dict__.clear()
-        if whole:
-            self.__dict__.update(state)
-            return
-        self.__dict__.update(attrs)
-        if isinstance(state, _Undo):
-            self._rollback(state.saved)
-        elif state is not None:
-            self._set_state(state)
-
-    @contextlib.contextmanager
-    def _transaction(self):
-        """Run an update so that any exception leaves the model exactly as before.
-
-        Snapshots the attribute bindings and the state: into a buffer allocated once when the
-        learner exposes ``_state_arrays()``, else as a copy of ``_get_state()`` (cost: one
-        copy of the budget-sized state); on an exception (including ``KeyboardInterrupt``)
-        restores them and re-raises.
-        """
-        snap = self._snapshot()
-        try:
-            yield
-        except BaseException:
-            self._restore(snap)
-            raise
 
     # attributes that tools (scikit-learn's callbacks and metadata routing) attach to an
     # estimator from outside; fitting must not remove them
@@ -1087,14 +541,14 @@ class BudgetClassifier:
         """
         self._validate_common_params()
         self._validate_params()
-        names = _feature_names(X)
+        names = feature_names(X)
         X, y_enc, cls = self._check_Xy(X, y, reset=True)
         sw = self._check_sample_weight(sample_weight, X.shape[0])
         w, cwv = self._weigh(sw, y_enc, cls, fit=True)
         with self._transaction():
             self._reset_fitted()
             self._start(cls, X.shape[1], names)
-            if _is_balanced(self.class_weight):
+            if is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
             self._learn_encoded(X, y_enc, w)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
@@ -1134,7 +588,7 @@ class BudgetClassifier:
         if first:
             self._validate_common_params()
             self._validate_params()
-            names = _feature_names(X)
+            names = feature_names(X)
         X, y_enc, cls = self._check_Xy(X, y, classes=classes, reset=first)
         if first and X.shape[0] < 2 and self._gamma_from_data():
             raise ValueError(_SCALE_ONE_ROW_MSG.format(name=type(self).__name__))
@@ -1266,7 +720,7 @@ class BudgetClassifier:
         """Class probabilities of one example (given as ``learn_one`` takes it), as a dict
         label -> probability."""
         p = self.predict_proba(self._one_example(x))[0]
-        return {c: float(v) for c, v in zip(_plain(self.classes_.tolist()), p)}
+        return {c: float(v) for c, v in zip(plain(self.classes_.tolist()), p)}
 
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):
@@ -1335,20 +789,20 @@ class BudgetClassifier:
         warning, as in ``fit``); a label not in ``classes_`` counts as a miss, but labels of
         another kind (text for a model fitted on numbers, or numbers for text) raise
         ``ValueError``, as there."""
-        y = _check_y(y)
+        y = check_y(y)
         pred = self.predict(X)
         if y.shape[0] != pred.shape[0]:
             raise ValueError(
                 f"X has {pred.shape[0]} rows but y has {y.shape[0]} labels; pass one label per "
                 "row of X.")
-        y_kinds, fitted_kinds = _label_kinds(y), _label_kinds(self.classes_)
+        y_kinds, fitted_kinds = label_kinds(y), label_kinds(self.classes_)
         if y_kinds != fitted_kinds:
             hint = (" (e.g. y.astype(int) for numbers read as text)"
                     if y_kinds == {"text"} and fitted_kinds == {"number"} else "")
             raise ValueError(
                 f"Mix of label input types (string and number): y has "
                 f"{' and '.join(sorted(y_kinds))} labels but the model's classes_ are "
-                f"{' and '.join(sorted(fitted_kinds))} ({_plain(self.classes_[:5].tolist())!r}), "
+                f"{' and '.join(sorted(fitted_kinds))} ({plain(self.classes_[:5].tolist())!r}), "
                 f"so no label could match. Pass labels of the kind the model was fitted "
                 f"with{hint}.")
         hit = pred == y
@@ -1360,23 +814,6 @@ class BudgetClassifier:
         return float(np.sum(w * hit) / np.sum(w))
 
 
-class _Undo:
-    """What ``_save_undo`` returned, marked as such in a transaction's snapshot."""
-    __slots__ = ("saved",)
-
-    def __init__(self, saved):
-        self.saved = saved
-
-
-_BALANCED_STREAMING_MSG = (
-    "class_weight='balanced' is not supported by {name}.partial_fit and learn_one: the class "
-    "frequencies of a stream are not known in advance. Compute the weights on a "
-    "representative sample of the labels, e.g. sklearn.utils.class_weight."
-    "compute_class_weight('balanced', classes=classes, y=y_sample) or, with numpy, "
-    "len(y_sample) / (n_classes * np.bincount(...)), and pass them as a dict "
-    "class_weight={{label: weight, ...}}; or use fit, which computes 'balanced' on its data.")
-
-
 _SCALE_ONE_ROW_MSG = (
     "{name} with gamma='scale' computes the kernel coefficient 1 / (n_features * X.var()) "
     "from its first chunk, but this first chunk has a single row: the variance "
@@ -1384,88 +821,3 @@ _SCALE_ONE_ROW_MSG = (
     "gamma (e.g. 1 / (n_features * X_sample.var()) on a sample of the stream), or start "
     "the model with a chunk of many rows (fastbudget.RiverClassifier buffers its warm_up "
     "examples for this).")
-
-
-def _is_balanced(class_weight):
-    return isinstance(class_weight, str) and class_weight == "balanced"
-
-
-def _plain(values):
-    """Labels as plain Python values for messages (numpy scalars unwrapped)."""
-    return [v.item() if isinstance(v, np.generic) else v for v in values]
-
-
-# scalar labels that ``_check_one`` compares with the classes itself
-_PLAIN_LABEL = (int, float, str, np.integer, np.floating, np.bool_, np.str_)
-
-
-def _label_kinds(labels):
-    """The kinds of the labels of an array, ``{'text'}``, ``{'number'}`` or both (an object
-    array of mixed labels), as scikit-learn's ``unique_labels`` tells strings from the rest."""
-    kind = labels.dtype.kind
-    if kind in "US":
-        return {"text"}
-    if kind != "O":
-        return {"number"}
-    return {"text" if isinstance(v, str) else "number" for v in labels.ravel().tolist()}
-
-
-def _copy_state(state):
-    """Deep copy of a state dict (arrays copied, JSON values deep-copied)."""
-    out = {}
-    for k, v in state.items():
-        out[k] = np.array(v, copy=True) if isinstance(v, np.ndarray) else copy.deepcopy(v)
-    return out
-
-
-def _check_y(y, *, name="y"):
-    """Return labels as a 1-D array; refuse NaN/inf, continuous targets, 2-D targets."""
-    if y is None:
-        raise ValueError(
-            f"This classifier requires y to be passed, but the target y is None. Pass one label "
-            "per row of X."
-        )
-    if hasattr(y, "toarray") and not isinstance(y, np.ndarray):
-        y = y.toarray()
-    try:
-        y = np.asarray(y)
-    except Exception as exc:
-        raise ValueError(f"{name} could not be converted to an array of labels: {exc}") from None
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn(
-            f"A column-vector {name} was passed when a 1d array was expected; it was raveled. "
-            "Pass y.ravel() to avoid this warning.",
-            _data_conversion_warning(),
-            stacklevel=4,
-        )
-        y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one label per row); got shape {y.shape}.")
-    if y.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported in {name}; labels must be integers or strings.")
-    if y.dtype.kind == "f":
-        bad = ~np.isfinite(y)
-        if bad.any():
-            raise ValueError(
-                f"Input {name} contains NaN or infinity (first at row {int(np.argmax(bad))}); "
-                "every example needs a finite label."
-            )
-        if y.size and (y != np.round(y)).any():
-            raise ValueError(
-                f"Unknown label type: continuous values in {name} (e.g. {y[y != np.round(y)][0]!r}). "
-                "A classifier needs discrete labels; for regression use a regressor."
-            )
-    if y.dtype.kind == "O":
-        for i, v in enumerate(y.tolist()):
-            if v is None or (isinstance(v, float) and not np.isfinite(v)):
-                raise ValueError(f"Input {name} contains a missing label (NaN/None) at row {i}.")
-    return y
-
-
-def _unique_labels(y):
-    try:
-        return np.unique(y)
-    except TypeError:
-        raise ValueError(
-            "Labels mix types that cannot be ordered (e.g. numbers and strings); use one type."
-        ) from None

@@ -14,31 +14,17 @@ operation's resulting set of examples again from an empty model (``adiabatic.rel
 up to ``RELEARN_ORDERS`` orders, and only when every order fails raises
 :class:`NumericalError` with the state as it was before the call.
 """
-import math
-
 import numpy as np
 
-from .base import _sv_by_class, as_kernel_array
+from ._kernel_args import kernel_params, resolve_gamma, sv_by_class  # noqa: F401
+from ._validation import as_kernel_array
+from .exceptions import CapacityError, NumericalError, NumericalWarning  # noqa: F401 (re-exported)
 from .kernels import adiabatic as ad
 from .kernels.kernel import KERNEL_CODES, decision_values
 
 
-class NumericalError(RuntimeError):
-    """An exact update failed (also after rebuilding R and relearning from an empty model);
-    the model is unchanged."""
-
-
-class NumericalWarning(UserWarning):
-    """A stream learner skipped an example whose exact update failed numerically (even
-    after rebuilding R); the model is the exact one without it."""
-
-
 # orders tried by the last resort (reversed slot order, then seeded permutations)
 RELEARN_ORDERS = 3
-
-
-class CapacityError(RuntimeError):
-    """The engine is full; the message says how to make room."""
 
 
 _MESSAGES = {
@@ -113,36 +99,6 @@ def state_decision(st, X):
     return out
 
 
-def resolve_gamma(gamma, X):
-    """The kernel coefficient for data ``X``: a number is kept; ``'scale'`` (scikit-learn's
-    default) is ``1 / (n_features * X.var())`` (1.0 when X has no variance); ``'auto'`` or
-    None is ``1 / n_features``."""
-    d = X.shape[1]
-    if gamma is None or (isinstance(gamma, str) and gamma == "auto"):
-        return 1.0 / d
-    if isinstance(gamma, str) and gamma == "scale":
-        var = _column_order_free_var(X)
-        return 1.0 / (d * var) if var > 0 else 1.0
-    return float(gamma)
-
-
-def _column_order_free_var(X):
-    """``X.var()`` (over every entry) computed so that permuting the columns of ``X`` gives
-    the same float: each column is reduced over its rows (the same operations wherever it
-    stands), and the columns' sums are added exactly (``math.fsum``), so no rounding depends
-    on the column order."""
-    n, d = X.shape
-    mean = math.fsum(X.sum(axis=0).tolist()) / (n * d)
-    return math.fsum(((X - mean) ** 2).sum(axis=0).tolist()) / (n * d)
-
-
-def kernel_params(kernel, gamma, degree, coef0):
-    """Map scikit-learn style kernel parameters to (code, kpar)."""
-    if kernel not in KERNEL_CODES:
-        raise ValueError(f"Unknown kernel {kernel!r}; use one of {sorted(KERNEL_CODES)}.")
-    return KERNEL_CODES[kernel], np.array([float(gamma), float(degree), float(coef0)])
-
-
 _LIGHT = ("wt", "cb", "alpha", "g", "status", "S_idx", "spos", "y", "fs", "ist")
 
 
@@ -211,7 +167,7 @@ class EngineSVViews:
         if st is None:
             return None, np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int32)
         i = np.flatnonzero((st.status != ad.FREE) & (st.alpha > 0))
-        return (st, *_sv_by_class(i, st.y[i] > 0))
+        return (st, *sv_by_class(i, st.y[i] > 0))
 
     @property
     def support_(self):

@@ -38,7 +38,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .base import NotFittedError
+from .exceptions import NotFittedError
 
 __all__ = ["to_onnx", "DEFAULT_OPSET", "MIN_OPSET"]
 

@@ -31,11 +31,11 @@ import numpy as np
 
 from ._invariants import check_invariants
 from ._modelfile import (ALLOWED_KINDS as _ALLOWED_KINDS, FORMAT_NAME, FORMAT_VERSION,
-                         METADATA_KEY, NAME_RE as _NAME_RE, ModelFormatError, check_base,
+                         METADATA_KEY, NAME_RE as _NAME_RE, check_base,
                          check_checksum, check_state_values, decode_value, digest as _digest,
                          fail as _fail, has_nonfinite as _has_nonfinite,
                          read_members as _read_members)
-from .base import BudgetClassifier, NotFittedError
+from .exceptions import ModelFormatError, ModelLockedError, NotFittedError  # noqa: F401
 
 # Modules that define estimators; imported lazily (only these, never names from a file) when a
 # class name is not registered yet. Missing modules are ignored.
@@ -52,13 +52,25 @@ _ESTIMATOR_MODULES = (
 _REGISTRY = {}
 
 
+def _is_budget_classifier(cls):
+    """Whether ``cls`` is ``fastbudget.base.BudgetClassifier`` or a subclass of it.
+
+    Read from the class's method resolution order rather than with ``issubclass``: this
+    module sits below ``fastbudget.base`` (whose ``save``, ``load`` and class registration
+    call it), so it does not import it.
+    """
+    return isinstance(cls, type) and any(
+        k.__module__ == "fastbudget.base" and k.__qualname__ == "BudgetClassifier"
+        for k in cls.__mro__)
+
+
 def register_estimator(cls):
     """Allow ``load`` to rebuild instances of ``cls`` (a ``BudgetClassifier`` subclass).
 
     fastbudget's own classes register themselves; call this for your own subclasses.
     Returns ``cls`` (usable as a decorator).
     """
-    if not (isinstance(cls, type) and issubclass(cls, BudgetClassifier)):
+    if not _is_budget_classifier(cls):
         raise TypeError(f"register_estimator expects a BudgetClassifier subclass, got {cls!r}.")
     _REGISTRY[cls.__name__] = cls
     return cls
@@ -111,7 +123,7 @@ def _encode_value(v, where):
                     "booleans).")
         return {"__items__": [[_encode_value(k, where), _encode_value(x, where)]
                               for k, x in v.items()]}
-    if isinstance(v, BudgetClassifier):
+    if _is_budget_classifier(type(v)):
         return {
             "__estimator__": type(v).__name__,
             "params": {k: _encode_value(x, f"{where}.{k}") for k, x in v.get_params(deep=False).items()},
@@ -310,10 +322,6 @@ def atomic_file(path, mode="wb"):
 
 #: ``model_lock`` locks ``<model><LOCK_SUFFIX>``, a file beside the model.
 LOCK_SUFFIX = ".lock"
-
-
-class ModelLockedError(RuntimeError):
-    """Another process holds the lock of a model file (``model_lock(..., wait=False)``)."""
 
 
 def _lock_holder(fd):

@@ -56,7 +56,8 @@ import copy
 
 import numpy as np
 
-from .base import BudgetClassifier, _plain
+from ._validation import plain as _plain
+from .base import BudgetClassifier
 
 try:  # river is optional
     from river import base as _river_base

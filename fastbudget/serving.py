@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _inputcheck as _ic
 from . import _modelfile as mf
-from ._modelfile import ModelFormatError
+from .exceptions import ModelFormatError
 
 __all__ = ["Predictor", "load_predictor", "ModelFormatError"]
 

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ..exceptions import FeatureCountError
 from ..kernels import readers as _k
 from ._source import line_blocks, open_source
 
@@ -452,16 +453,6 @@ def _libsvm_parse(blocks, d, offset, chunk_size, name, inferred, offset_from, ro
                 row = 0
     if row:
         yield X[:row], y[:row]
-
-
-class FeatureCountError(ValueError):
-    """A LIBSVM line has an index beyond the ``n_features`` given to :func:`read_libsvm`;
-    ``where`` names the file and line, ``n_features`` is that number."""
-
-    def __init__(self, msg, where, n_features):
-        super().__init__(msg)
-        self.where = where
-        self.n_features = n_features
 
 
 def _libsvm_error(st, buf, info, name, line_base, d, offset, inferred, offset_from):

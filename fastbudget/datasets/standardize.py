@@ -26,7 +26,8 @@ import numbers
 
 import numpy as np
 
-from ..base import NotFittedError, check_array
+from .._validation import check_array
+from ..exceptions import NotFittedError
 
 __all__ = ["StreamingStandardizer"]
 

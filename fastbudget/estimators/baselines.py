@@ -13,7 +13,8 @@ width ``delta = n_features / 2`` for ``exp(-||x - z||^2 / (2 delta))`` on standa
 import numpy as np
 
 from .. import forgetting as _fg
-from ..base import BudgetClassifier, _sv_by_class
+from .._kernel_args import sv_by_class
+from ..base import BudgetClassifier
 from ..engine import EngineSVViews, IncrementalEngine, resolve_gamma
 from ..kernels import budget as _kb
 from ..kernels import bsgd as _kbs
@@ -186,7 +187,7 @@ class _KernelSVMixin:
     def _sv_order(self):
         self._check_fitted()
         n = int(self._istate[0])
-        return _sv_by_class(np.arange(n), self._coef[:n] >= 0.0)
+        return sv_by_class(np.arange(n), self._coef[:n] >= 0.0)
 
     @property
     def n_support_(self):

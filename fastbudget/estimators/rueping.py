@@ -5,9 +5,10 @@ import numbers
 import numpy as np
 
 from ..base import BudgetClassifier
-from ..engine import (RELEARN_ORDERS, CapacityError, EngineSVViews, NumericalError, _MESSAGES,
-                      kernel_params, relearn_state, resolve_gamma, restore_state, set_C_state,
-                      snapshot_state, state_decision, state_kkt_residual)
+from ..engine import (RELEARN_ORDERS, EngineSVViews, _MESSAGES, kernel_params, relearn_state,
+                      resolve_gamma, restore_state, set_C_state, snapshot_state, state_decision,
+                      state_kkt_residual)
+from ..exceptions import CapacityError, NumericalError
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 

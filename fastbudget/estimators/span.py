@@ -13,11 +13,13 @@ fails is ``NumericalError`` raised, with the model as before the chunk.
 import numpy as np
 
 from .. import forgetting as _fg
-from ..base import BudgetClassifier, _check_stored_arrays
-from ..engine import (RELEARN_ORDERS, EngineSVViews, NumericalError, _MESSAGES,
+from .._validation import check_stored_arrays as _check_stored_arrays
+from ..base import BudgetClassifier
+from ..engine import (RELEARN_ORDERS, EngineSVViews, _MESSAGES,
                       check_state_arrays, kernel_params, relearn_state, resolve_gamma,
                       restore_state, set_C_state, snapshot_state, state_decision,
                       state_kkt_residual)
+from ..exceptions import NumericalError
 from ..kernels import adiabatic as ad
 from ..kernels import span as ks
 

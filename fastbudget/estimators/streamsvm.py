@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..base import BudgetClassifier, check_array
+from ..base import BudgetClassifier
 from ..engine import resolve_gamma
 from ..kernels import meb
 from ..kernels.kernel import KERNEL_CODES, LINEAR

@@ -6,8 +6,9 @@ import numpy as np
 
 from .. import forgetting as _fg
 from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
-from ..engine import (NumericalError, NumericalWarning, _MESSAGES, kernel_params, resolve_gamma,
-                      state_kkt_residual)
+from ..engine import _MESSAGES, kernel_params, resolve_gamma, state_kkt_residual
+from ..exceptions import (CollapseWarning, NumericalError, NumericalWarning,  # noqa: F401
+                          RejectionWarning)
 from ..kernels import adiabatic as ad
 from ..kernels import tvm as ktvm
 from ..kernels.merge import FEATURE, INPUT
@@ -17,17 +18,6 @@ _TWIN_FIELDS = ktvm.TwinState._fields
 # the twin arrays that are state (all but the scratch fields), taken from a TwinState at once
 _TWIN_STATE = operator.itemgetter(
     *[i for i, n in enumerate(_TWIN_FIELDS) if n not in ktvm.SCRATCH_FIELDS])
-
-
-class RejectionWarning(UserWarning):
-    """TVM has stopped learning: no pair of twin vectors passes the rejection test, so every
-    example that would be learned is dropped, and since the twins cannot change, for good."""
-
-
-class CollapseWarning(UserWarning):
-    """Control of C has shrunk TVM's C_eff until the model calls all its twin vectors one
-    class although they hold examples of both, so it predicts that class near every one of
-    them (see ``TVMClassifier``, ``control_C``)."""
 
 
 class TVMClassifier(BudgetClassifier):
