@@ -20,35 +20,24 @@ import Numba until a learner is used.
 """
 import importlib
 
+from . import _registry
+
 # Every public name is imported on first use (PEP 562), so that ``import fastbudget`` and
 # ``import fastbudget.serving`` stay cheap and never import Numba: name -> (module, attribute).
 _LAZY = {
     "datasets": (".datasets", None),
     "exceptions": (".exceptions", None),
     "warmup": ("._warmup", "warmup"),
-    "NotFittedError": (".exceptions", "NotFittedError"),
-    "CapacityError": (".exceptions", "CapacityError"),
     "IncrementalEngine": (".engine", "IncrementalEngine"),
-    "NumericalError": (".exceptions", "NumericalError"),
-    "NumericalWarning": (".exceptions", "NumericalWarning"),
-    "BSGDClassifier": (".estimators.baselines", "BSGDClassifier"),
-    "ForgetronClassifier": (".estimators.baselines", "ForgetronClassifier"),
-    "PegasosClassifier": (".estimators.baselines", "PegasosClassifier"),
-    "PerceptronClassifier": (".estimators.baselines", "PerceptronClassifier"),
-    "RandomBudgetClassifier": (".estimators.baselines", "RandomBudgetClassifier"),
-    "IncrementalSVC": (".estimators.idsvm", "IncrementalSVC"),
-    "SVIncrementalClassifier": (".estimators.rueping", "SVIncrementalClassifier"),
-    "SpanBudgetClassifier": (".estimators.span", "SpanBudgetClassifier"),
-    "StreamSVMClassifier": (".estimators.streamsvm", "StreamSVMClassifier"),
-    "CollapseWarning": (".exceptions", "CollapseWarning"),
-    "RejectionWarning": (".exceptions", "RejectionWarning"),
-    "TVMClassifier": (".estimators.tvm", "TVMClassifier"),
-    "OneVsRestClassifier": (".multiclass", "OneVsRestClassifier"),
-    "ModelFormatError": (".exceptions", "ModelFormatError"),
     "register_estimator": (".persist", "register_estimator"),
     "load": (".persist", "load_model"),
     "load_scaler": (".persist", "load_scaler"),
-    "RiverClassifier": (".river_adapter", "RiverClassifier"),
+    # the learners and wrappers, from the one registry of learners
+    **_registry.lazy_names(),
+    # every exception and warning class
+    **{name: (".exceptions", name) for name in (
+        "CapacityError", "CollapseWarning", "ModelFormatError", "NotFittedError",
+        "NumericalError", "NumericalWarning", "RejectionWarning")},
 }
 
 

@@ -17,37 +17,22 @@ def warmup(verbose=False):
     Returns the seconds it took (large on the first call in a fresh install, small once
     the on-disk cache is filled).
     """
+    from ._registry import LEARNERS, learner_class
     from .engine import IncrementalEngine, relearn_state
-    from .estimators.span import _POLICIES, _SPAN_SETS
-    from .kernels import adiabatic as ad
-    from .estimators.baselines import (BSGDClassifier, ForgetronClassifier,
-                                       PegasosClassifier, PerceptronClassifier,
-                                       RandomBudgetClassifier)
-    from .estimators.idsvm import IncrementalSVC
-    from .estimators.rueping import SVIncrementalClassifier
-    from .estimators.span import SpanBudgetClassifier
-    from .estimators.streamsvm import StreamSVMClassifier
+    from .estimators.span import _POLICIES, _SPAN_SETS, SpanBudgetClassifier
     from .estimators.tvm import TVMClassifier
+    from .kernels import adiabatic as ad
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    # every learner of the registry, with the parameter sets its class lists
+    # (``_warmup_params``: those that select compiled code, on tiny budgets)
     jobs = []
-    for kernel in ("rbf", "linear", "poly"):
-        for merge in ("input", "feature"):
-            jobs.append(TVMClassifier(budget=6, kernel=kernel, gamma=1.0, merge=merge))
-        jobs.append(IncrementalSVC(kernel=kernel, gamma=1.0, capacity=64))
-    jobs += [
-        StreamSVMClassifier(), StreamSVMClassifier(kernel="rbf", gamma=1.0, lookahead=4),
-        StreamSVMClassifier(kernel="rbf", gamma=1.0, lookahead=4, method="ball"),
-        StreamSVMClassifier(kernel="rbf", gamma=1.0, n_balls=3, lookahead=4),
-        StreamSVMClassifier(n_balls=3), RandomBudgetClassifier(budget=8, gamma=1.0),
-        ForgetronClassifier(budget=8, gamma=1.0), PerceptronClassifier(budget=8, gamma=1.0),
-        PegasosClassifier(), BSGDClassifier(budget=8, gamma=1.0),
-        SpanBudgetClassifier(budget=8, gamma=1.0), SpanBudgetClassifier(budget=8, policy="lru"),
-        SVIncrementalClassifier(gamma=1.0, L="auto", capacity=64),
-    ]
+    for name in LEARNERS:
+        cls = learner_class(name)
+        jobs += [cls(**params) for params in cls._warmup_params()]
     for est in jobs:
         t = time.perf_counter()
         with warnings.catch_warnings():

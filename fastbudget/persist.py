@@ -35,19 +35,12 @@ from ._modelfile import (ALLOWED_KINDS as _ALLOWED_KINDS, FORMAT_NAME, FORMAT_VE
                          check_checksum, check_state_values, decode_value, digest as _digest,
                          fail as _fail, has_nonfinite as _has_nonfinite,
                          read_members as _read_members)
+from ._registry import estimator_modules
 from .exceptions import ModelFormatError, ModelLockedError, NotFittedError  # noqa: F401
 
-# Modules that define estimators; imported lazily (only these, never names from a file) when a
-# class name is not registered yet. Missing modules are ignored.
-_ESTIMATOR_MODULES = (
-    "fastbudget.estimators.idsvm",
-    "fastbudget.estimators.tvm",
-    "fastbudget.estimators.baselines",
-    "fastbudget.estimators.streamsvm",
-    "fastbudget.estimators.span",
-    "fastbudget.estimators.rueping",
-    "fastbudget.multiclass",
-)
+# Modules that define estimators (``fastbudget._registry``); imported lazily (only these, never
+# names from a file) when a class name is not registered yet. Missing modules are ignored.
+_ESTIMATOR_MODULES = estimator_modules()
 
 _REGISTRY = {}
 

@@ -285,6 +285,16 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"perceptron": {"budget": 30, "kernel": "rbf"}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"budget": 8, "gamma": 1.0}]
+
     def __init__(self, budget=None, kernel="linear", gamma=None, degree=3, coef0=1.0,
                  fit_intercept=True, random_state=None, class_weight=None, forgetting=None):
         self.forgetting = forgetting
@@ -471,6 +481,16 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"forgetron": {"budget": 30}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"budget": 8, "gamma": 1.0}]
+
     _state_names = ("_SV", "_coef", "_sv_t", "_istate", "_fstate", "_kpar")
     _istate_bounds = ((0, "_SV", True), (1, "_SV", False))     # [n_live, head, ...]
     _unit_weights_only = True
@@ -571,6 +591,16 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     >>> PegasosClassifier(lambda_=1e-3).fit(X, y).score(X, y) > 0.9
     True
     """
+
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"pegasos": {"random_state": 0}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{}]
 
     _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
@@ -723,6 +753,16 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     >>> bool(clf.n_support_.sum() <= 30 and clf.score(X, y) > 0.8)
     True
     """
+
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"bsgd": {"budget": 30, "random_state": 0}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"budget": 8, "gamma": 1.0}]
 
     _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
@@ -878,6 +918,16 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
     >>> clf.score(X, y) > 0.85
     True
     """
+
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"random": {"budget": 30, "C": 1.0, "gamma": 0.5, "random_state": 0}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"budget": 8, "gamma": 1.0}]
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=100.0,
                  random_state=None, class_weight=None, forgetting=None):

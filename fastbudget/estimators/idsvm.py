@@ -75,6 +75,16 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"idsvm": {"C": 1.0, "kernel": "rbf", "gamma": 0.5, "capacity": 400}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"kernel": k, "gamma": 1.0, "capacity": 64} for k in ("rbf", "linear", "poly")]
+
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, capacity=1000,
                  class_weight=None):
         self.C = C

@@ -134,6 +134,16 @@ class SVIncrementalClassifier(EngineSVViews, BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"svl_incremental": {"C": 1.0, "gamma": 0.5, "L": "auto", "capacity": 600}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"gamma": 1.0, "L": "auto", "capacity": 64}]
+
     # read by every chunk (C along the exact path to its new value)
     _per_chunk_params = ("class_weight", "C", "L")
 

@@ -118,6 +118,17 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"span": {"budget": 20, "C": 1.0, "gamma": 0.5},
+                "span_lru": {"budget": 20, "C": 1.0, "gamma": 0.5, "policy": "lru"}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"budget": 8, "gamma": 1.0}, {"budget": 8, "policy": "lru"}]
+
     # read by every chunk (C along the exact path to its new value)
     _per_chunk_params = ("class_weight", "C", "policy", "margin", "span_set")
 

@@ -163,6 +163,20 @@ class StreamSVMClassifier(BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"streamsvm": {"capacity": 300},
+                "streamsvm_rbf": {"kernel": "rbf", "capacity": 300},
+                "streamsvm_rbf_ball": {"kernel": "rbf", "capacity": 300, "method": "ball"}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{}, {"kernel": "rbf", "gamma": 1.0, "lookahead": 4},
+                {"kernel": "rbf", "gamma": 1.0, "lookahead": 4, "method": "ball"},
+                {"kernel": "rbf", "gamma": 1.0, "n_balls": 3, "lookahead": 4}, {"n_balls": 3}]
+
     def __init__(self, C=1.0, kernel="linear", gamma=None, degree=3, coef0=0.0, lookahead="auto",
                  n_balls=1, capacity=1000, on_full="auto", fit_intercept=True,
                  intercept_scaling=1.0, tol=1e-6, class_weight=None, method="auto"):

@@ -138,6 +138,17 @@ class TVMClassifier(BudgetClassifier):
     True
     """
 
+    @classmethod
+    def _unit_test_params(cls):
+        """Small, fast parameter sets for the shared checks (``tests/_estimators.py``), by id."""
+        return {"tvm": {"budget": 20, "C": 1.0, "kernel": "rbf", "random_state": 0}}
+
+    @classmethod
+    def _warmup_params(cls):
+        """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
+        return [{"budget": 6, "kernel": k, "gamma": 1.0, "merge": m}
+                for k in ("rbf", "linear", "poly") for m in ("input", "feature")]
+
     _state_nonfinite_ok = ("twin_nn_d", "twin_nn2_d")
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
