@@ -89,3 +89,14 @@ def live_arrays(obj, _seen=None):
     else:
         return []
     return [a for v in items for a in live_arrays(v, seen)]
+
+
+def fitted_on_stream(factory, n=240):
+    """``(est, X, y)``: a new ``factory()`` learned by ``partial_fit`` in chunks of 50 from the
+    first ``n - 40`` rows of ``stream(0, n)`` (two classes for a binary learner, four for a
+    multi-class one)."""
+    est = factory()
+    X, y = stream(0, n=n, n_classes=2 if getattr(est, "_binary_only", True) else 4)
+    for lo in range(0, n - 40, 50):
+        est.partial_fit(X[lo:lo + 50], y[lo:lo + 50], classes=np.unique(y))
+    return est, X, y

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from fastbudget.engine import IncrementalEngine
-from test_engine import assert_matches_oracle, certify, kernel_args
+from _engine import assert_matches_oracle, certify, kernel_args
 
 CAPACITY = 24
 POOL = np.random.default_rng(7).normal(size=(12, 2))

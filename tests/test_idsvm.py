@@ -9,7 +9,7 @@ import pytest
 
 from fastbudget import IncrementalSVC
 from reference import svm_reference as ref
-from test_engine import engine_alpha, make_data
+from _engine import engine_alpha, make_data
 
 AGREE = 1e-6
 

@@ -18,9 +18,9 @@ CHUNK = 40
 # large enough that one save takes a few milliseconds, so kills land inside saves
 BUDGET, D = 3000, 40
 
+# run with the tests directory as its working directory, so that `python -c` finds _dummy
+# there (fastbudget is the installed package)
 CHILD = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {tests!r})
     import numpy as np
     from _dummy import DummyBudgetPerceptron
     rng = np.random.default_rng(0)
@@ -47,8 +47,9 @@ def _version(v, X, y):
 @pytest.mark.parametrize("seed", range(6))
 def test_sigkill_during_save_loop_leaves_a_loadable_saved_version(tmp_path, seed):
     path = str(tmp_path / "model.npz")
-    code = CHILD.format(tests=os.path.dirname(__file__), d=D, budget=BUDGET, chunk=CHUNK, path=path)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    code = CHILD.format(d=D, budget=BUDGET, chunk=CHUNK, path=path)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.abspath(__file__)))
     try:
         first = proc.stdout.readline()  # at least one complete save exists
         assert first.strip() == "1", first

@@ -129,12 +129,11 @@ def test_sklearn_is_optional_at_run_time(tmp_path):
     code = textwrap.dedent(f"""
         import sys
         sys.modules["sklearn"] = None  # any 'import sklearn' now raises ImportError
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
         import numpy as np
         import fastbudget, fastbudget.persist as persist
         from _estimators import ESTIMATORS, is_binary
         from _helpers import stream
-        from fastbudget.base import NotFittedError
+        from fastbudget.exceptions import NotFittedError
         for id_, factory in ESTIMATORS:
             est = factory()
             try:
@@ -149,8 +148,10 @@ def test_sklearn_is_optional_at_run_time(tmp_path):
         assert "sklearn" not in [m.split(".")[0] for m in sys.modules if sys.modules[m] is not None]
         print("ok", len(ESTIMATORS))
     """)
+    # run in the tests directory: `python -c` finds the test helpers (_estimators, _helpers)
+    # there, and fastbudget is the installed package
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       cwd=os.path.dirname(os.path.dirname(__file__)))
+                       cwd=os.path.dirname(os.path.abspath(__file__)))
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == f"ok {len(ESTIMATORS)}"
 

@@ -14,7 +14,7 @@ from fastbudget.kernels import adiabatic as ad
 from fastbudget.kernels import span as ks
 
 from _helpers import assert_same_state, model_state
-from test_engine import _ill_conditioned_data  # test_engine's ill-conditioned family
+from _engine import ill_conditioned_data
 
 KW = dict(budget=15, C=2.0, gamma=0.5)
 _COUNTS = (("A", ks.C_ADDED), ("S", ks.C_SWAP), ("R", ks.C_REJECT), ("P", ks.C_PRUNED))
@@ -258,7 +258,7 @@ def test_ill_conditioned_chunk_is_learned_by_relearning(monkeypatch, policy, see
     learned: the model is the exact SVM on its memory (polished scikit-learn solution)."""
     from reference import svm_reference as ref
 
-    X, y = _ill_conditioned_data(seed)
+    X, y = ill_conditioned_data(seed)
     relearned = _count_relearns(monkeypatch)
     clf = SpanBudgetClassifier(budget=10, policy=policy, C=1e4, gamma=0.05, margin=1.0)
     clf.partial_fit(X, y, classes=[-1, 1])
