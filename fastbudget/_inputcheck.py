@@ -9,13 +9,15 @@ standard library, NumPy and the NumPy-only modules ``fastbudget._validation`` an
 """
 import numpy as np
 
-from ._validation import (as_numeric_2d, check_feature_names, feature_names,  # noqa: F401
-                          row_sq_norms)
+from ._validation import (as_numeric_2d, check_feature_names, check_n_features,  # noqa: F401
+                          feature_names, row_sq_norms)
 from .exceptions import NonNumericError  # noqa: F401
 
 #: ``check_names(X, fitted, model_name)``: compare the column names of ``X`` with ``fitted``
 #: (a model's ``feature_names_in_`` or None), as the fitted model does.
 check_names = check_feature_names
+#: ``check_width(arr, n_features, model_name)``: the number of columns, as the model checks it.
+check_width = check_n_features
 
 
 def as_2d(X, n_features, model_name, name="X"):
@@ -26,15 +28,6 @@ def as_2d(X, n_features, model_name, name="X"):
     ``check_width``'s), ``NonNumericError`` for text: ``fastbudget._validation.as_numeric_2d``.
     """
     return as_numeric_2d(X, name)
-
-
-def check_width(arr, n_features, model_name):
-    if arr.shape[1] != n_features:
-        raise ValueError(
-            f"X has {arr.shape[1]} features, but {model_name} is expecting "
-            f"{n_features} features as input. Pass data with the same columns as "
-            "in training."
-        )
 
 
 def check_block(Xb, start, name="X"):

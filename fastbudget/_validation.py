@@ -486,3 +486,67 @@ def check_param(name, value, *, low=None, low_inclusive=False, integer=False, al
         if (value < low) if low_inclusive else (value <= low):
             op = ">=" if low_inclusive else ">"
             raise ValueError(f"{name} must be {op} {low}; got {value!r}.")
+
+
+def check_n_features(X, n_features, model_name):
+    """Raise ``ValueError`` unless the 2-D ``X`` has ``n_features`` columns, the number a
+    model named ``model_name`` was fitted on."""
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {model_name} is expecting "
+            f"{n_features} features as input. Pass data with the same columns as "
+            "in training."
+        )
+
+
+def new_classes(y, classes, binary_only, model_name):
+    """The classes of a new model: those of ``classes`` when given, else those of the labels
+    ``y`` (both as ``unique_labels`` sorts them).
+
+    Raises ``ValueError`` for fewer than two classes, or more than two when ``binary_only``
+    (saying to wrap the learner in ``OneVsRestClassifier``).
+    """
+    if classes is not None:
+        cls = unique_labels(check_y(classes, name="classes"))
+    else:
+        cls = unique_labels(y)
+    if cls.shape[0] > 2 and binary_only:
+        raise ValueError(
+            f"Only binary classification is supported by {model_name}, but got "
+            f"{cls.shape[0]} classes ({str(cls[:5].tolist())[1:-1]}"
+            f"{', ...' if cls.shape[0] > 5 else ''}). Wrap it in "
+            "fastbudget.OneVsRestClassifier for multi-class problems."
+        )
+    if cls.shape[0] < 2:
+        raise ValueError(
+            f"Only one class ({cls.tolist()}) in y. A classifier needs two: pass "
+            "classes=[neg, pos] to partial_fit when a first chunk holds one class only."
+        )
+    return cls
+
+
+def check_same_classes(classes, cls):
+    """Raise ``ValueError`` unless ``classes`` (of a later ``partial_fit``) is None or holds
+    the classes ``cls`` of the first call."""
+    if classes is not None and not np.array_equal(
+        unique_labels(check_y(classes, name="classes")), cls
+    ):
+        raise ValueError(
+            f"classes={list(classes)} differs from the classes of the first call "
+            f"{cls.tolist()}; pass the same classes (or none) on later calls."
+        )
+
+
+def check_known_labels(y, cls):
+    """Raise ``ValueError``, naming the first such label and its row, unless every label of
+    ``y`` is one of the classes ``cls``."""
+    try:
+        unseen = ~np.isin(y, cls)
+    except TypeError:
+        unseen = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
+    if unseen.any():
+        raise ValueError(
+            f"y contains label {plain(y[unseen][:1].tolist())[0]!r} (row "
+            f"{int(np.argmax(unseen))}) not among the classes {cls.tolist()}; pass all labels "
+            "with classes= on the first partial_fit."
+        )

@@ -50,10 +50,11 @@ import numpy as np
 from ._class_weight import ClassWeightMixin, is_balanced
 from ._kernel_args import resolve_gamma
 from ._transaction import TransactionMixin
-from ._validation import (PLAIN_LABEL, check_array, check_bool,
-                          check_feature_names, check_kernel_range, check_param,
-                          check_sample_weight, check_y, feature_names, label_kinds, one_example,
-                          plain, row_kernel_ok, unique_labels)
+from ._validation import (PLAIN_LABEL, check_array, check_bool, check_feature_names,
+                          check_kernel_range, check_known_labels, check_n_features,
+                          check_param, check_same_classes, check_sample_weight, check_y,
+                          feature_names, label_kinds, new_classes, one_example, plain,
+                          row_kernel_ok)
 from .exceptions import _not_fitted_error
 from .kernels.kernel import KERNEL_CODES, sq_norm
 
@@ -327,12 +328,7 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin):
         self._check_X_names(X)
         X = check_array(X)
         X = check_kernel_range(X, spec=self._kernel_spec(X))
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input. Pass data with the same columns as "
-                "in training."
-            )
+        check_n_features(X, self.n_features_in_, type(self).__name__)
         return X
 
     _check_bool = staticmethod(check_bool)
@@ -396,48 +392,12 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin):
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match.")
         if reset:
-            if classes is not None:
-                cls = unique_labels(check_y(classes, name="classes"))
-            else:
-                cls = unique_labels(y)
-            if cls.shape[0] > 2 and self._binary_only:
-                raise ValueError(
-                    f"Only binary classification is supported by {type(self).__name__}, but got "
-                    f"{cls.shape[0]} classes ({str(cls[:5].tolist())[1:-1]}"
-                    f"{', ...' if cls.shape[0] > 5 else ''}). Wrap it in "
-                    "fastbudget.OneVsRestClassifier for multi-class problems."
-                )
-            if cls.shape[0] < 2:
-                raise ValueError(
-                    f"Only one class ({cls.tolist()}) in y. A classifier needs two: pass "
-                    "classes=[neg, pos] to partial_fit when a first chunk holds one class only."
-                )
-            n_features = X.shape[1]
+            cls = new_classes(y, classes, self._binary_only, type(self).__name__)
         else:
             cls = self.classes_
-            n_features = self.n_features_in_
-            if classes is not None and not np.array_equal(
-                unique_labels(check_y(classes, name="classes")), cls
-            ):
-                raise ValueError(
-                    f"classes={list(classes)} differs from the classes of the first call "
-                    f"{cls.tolist()}; pass the same classes (or none) on later calls."
-                )
-            if X.shape[1] != n_features:
-                raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{n_features} features as input. Pass data with the same columns as in "
-                    "training."
-                )
-        try:
-            unseen = ~np.isin(y, cls)
-        except TypeError:
-            unseen = np.array([not any(v == c for c in cls.tolist()) for v in y.tolist()])
-        if unseen.any():
-            raise ValueError(
-                f"y contains label {plain(y[unseen][:1].tolist())[0]!r} (row {int(np.argmax(unseen))}) not among the "
-                f"classes {cls.tolist()}; pass all labels with classes= on the first partial_fit."
-            )
+            check_same_classes(classes, cls)
+            check_n_features(X, self.n_features_in_, type(self).__name__)
+        check_known_labels(y, cls)
         return X, self._encode_y(y, cls), cls
 
     def _check_one(self, x, y, sample_weight):
