@@ -23,11 +23,9 @@ BALANCED_STREAMING_MSG = (
     "class_weight={{label: weight, ...}}; or use fit, which computes 'balanced' on its data.")
 
 
-
 def is_balanced(class_weight):
     """Whether ``class_weight`` is the string ``'balanced'``."""
     return isinstance(class_weight, str) and class_weight == "balanced"
-
 
 
 class ClassWeightMixin:

@@ -34,6 +34,11 @@ itself, as TVM's and ``IncrementalSVC``'s), transactional updates (a call that r
 as before), ``save``/``load`` (see ``fastbudget.persist`` and docs/format.md), pickling, and the
 scikit-learn tags.
 
+The parts that are not the estimator contract live in their own modules: the input checks in
+``fastbudget._validation``, the class-weight arithmetic in ``fastbudget._class_weight``
+(``ClassWeightMixin``), the snapshot and rollback in ``fastbudget._transaction``
+(``TransactionMixin``), and the exception classes in ``fastbudget.exceptions``.
+
 Feature names follow scikit-learn. A model started (``fit``, or the first ``partial_fit``) on
 a table whose column names are all strings (a pandas DataFrame; anything with a ``columns``
 attribute, pandas is never imported) records them in ``feature_names_in_`` (object ndarray);

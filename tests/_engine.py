@@ -127,7 +127,6 @@ def learn_stream(eng, X, y, w, order, kernel, kw, every_step=True):
     return slots
 
 
-
 def ill_conditioned_data(seed):
     """A small problem that drives the engine into near-singular updates: duplicated points
     across the two classes, a long run of one class first, a shifted cloud (``seed`` picks
