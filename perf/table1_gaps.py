@@ -139,7 +139,8 @@ REASONS = {
         "majority 90.5 %; the paper's 87.81 is below it too) and the others predict 7-26 % "
         "positives and score 71-85 %, so a 20-order mean moves by several points: over 100 "
         "orders 83.42 ± 9.88 (median 88.48), 20-order means 79.5-86.8 (5th-95th "
-        "percentile); with seeds [7, k] the same setting gives 85.91 (within 2), no bias with C = 0.01 86.95."),
+        "percentile); with seeds [7, k] the same setting gives 85.91 (within 2), no bias "
+        "with C = 0.01 86.95."),
     ("w3a", "Algo-1"): (
         "explained", "data: w3a is not in ../shared/data. On the w8a.t stand-in every grid "
         "point (C 0.01-1000, bias or not, binary or unit rows) scores 93.9-97.0 % and predicts "
