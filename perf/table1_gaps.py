@@ -1,0 +1,684 @@
+"""Experiments behind the reasons of StreamSVM's Table 1 (paper 001), cell by cell.
+
+Regenerates ``docs/results/streamsvm_table1_gaps.md`` (the experiments) and prints the
+figures that the *reason* column of ``docs/results/streamsvm_table1.md`` quotes (``REASONS``
+below holds that column; ``reason(name, column)`` returns one cell's text).
+
+Usage::
+
+    python perf/table1_gaps.py [--data ../shared/data] [--orders 20] [--out docs/results]
+
+For every Table 1 row that our reproduction does not match within 2 points it runs the test
+of the most likely cause:
+
+- **grid**: the paper gives neither C nor the preprocessing nor whether a bias is used
+  (Sec. 3 treats "the unbiased case"; Algorithm 1 as printed has no bias). Every real data
+  set is run over C in {0.01 ... 1000}, with and without the augmented bias feature
+  (b0 = 1), on the reproduction's scaling and on unit-norm rows (k(x, x) constant, as
+  Sec. 3 assumes), for Algorithm 1 (L = 1) and Algorithm 2 (L = 10), each over ``orders``
+  random stream orders (the paper's 20).
+- **lookahead**: Algorithm 2's L in {2, 5, 10, 20, 50} (the paper: "a small lookahead (~10)").
+- **synthetic**: our generator with its separability set so that the batch linear SVM
+  matches the paper's own libSVM cell (96.5 / 66.0 / 93.2 % instead of the stated 85 %),
+  and the size of the paper's 200-point test set (binomial sd).
+- **waveform task**: which binary task of the three-class Waveform gives the paper's
+  libSVM 89.4 %.
+- **centred**: rows centred on the training mean and scaled to unit norm, with the paper's
+  unbiased algorithm and with the bias feature.
+- **mnist size**: Algorithm 1 and 2 against the number of training digits (100 ... 800 of our
+  1,000-digit pairs; the paper trains on 11,800-12,665).
+- **w3a**: the fraction of test points predicted positive, against the majority rate.
+
+Each StreamSVM figure is the mean (and sd) over ``orders`` random orders of the training
+stream, seeds ``[7, k]``. ``main()`` returns the headline figures as a dict.
+
+``write_table1`` writes ``streamsvm_table1.md`` (paper, ours, status and reason per cell)
+from ``perf/reproduce_streamsvm.py``'s results, so that ``fastbudget reproduce streamsvm``
+regenerates it with the reasons below.
+"""
+import argparse
+import datetime
+import math
+import pathlib
+import subprocess
+import time
+
+import numpy as np
+
+from fastbudget.datasets import load_paper_dataset, make_streamsvm_synthetic
+from fastbudget.estimators.streamsvm import StreamSVMClassifier
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# Table 1 of paper 001: libSVM (batch), StreamSVM Algo-1, Algo-2
+PAPER = {
+    "Synthetic A": (96.5, 95.5, 97.0),
+    "Synthetic B": (66.0, 64.4, 68.5),
+    "Synthetic C": (93.2, 73.1, 87.5),
+    "Waveform": (89.4, 74.3, 78.4),
+    "MNIST (0vs1)": (99.52, 99.34, 99.71),
+    "MNIST (8vs9)": (96.57, 84.75, 94.7),
+    "IJCNN": (91.64, 85.32, 87.81),
+    "w3a": (98.29, 88.56, 89.06),
+}
+CS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+LS = (2, 5, 10, 20, 50)
+SEED = 7
+
+
+# ---------------------------------------------------------------------- the Table 1 page
+#: (data set, column) -> (status, reason with the experiment's figure). The figures are those
+#: of ``streamsvm_table1_gaps.md`` (this script, 20 orders, commit 5b4e268, 2026-11-25).
+COLUMNS = ("libSVM (batch)", "Algo-1", "Algo-2")
+_SYN = ("separability: the paper calls A, B and C \"about 85 % separable\" but its own libSVM "
+        "cells are 96.5 / 66.0 / 93.2 %; our generator at the stated 85 % gives 83-85 % for "
+        "all three. ")
+REASONS = {
+    ("Synthetic A", "libSVM (batch)"): (
+        "closed", _SYN + "Set to 0.965 (the paper's libSVM cell) our batch linear SVM scores "
+        "96.55 %, and Algo-1 / Algo-2 96.22 / 96.24 % (paper 95.5 / 97.0): the whole row within "
+        "1 point."),
+    ("Synthetic A", "Algo-1"): (
+        "closed", "separability (see libSVM cell): at 0.965, Algo-1 96.22 ± 0.33 % over 20 "
+        "orders (no bias 96.45)."),
+    ("Synthetic A", "Algo-2"): (
+        "closed", "separability (see libSVM cell): at 0.965, Algo-2 96.24 ± 0.21 % (no bias "
+        "96.40)."),
+    ("Synthetic B", "libSVM (batch)"): (
+        "closed", _SYN + "Set to 0.66 our batch linear SVM scores 65.60 % (paper 66.0)."),
+    ("Synthetic B", "Algo-1"): (
+        "unexplained", "at separability 0.66 Algo-1 scores 57.34 ± 3.88 % (no bias 58.30), "
+        "8 points under our batch SVM where the paper's is 1.6 under its libSVM; moving both "
+        "clusters by r = 0.5 / 1 / 3 along the class direction gives 57.2 / 59.2 / 51.2. "
+        "The paper's generator is not published; its 200-point test set alone has a binomial "
+        "sd of 3.4 points."),
+    ("Synthetic B", "Algo-2"): (
+        "unexplained", "at separability 0.66 Algo-2 scores 56.95 ± 3.55 % (no bias 57.32; "
+        "offsets r = 0.5 / 1 / 3: 56.5 / 56.1 / 52.4). The paper's 68.5 is 2.5 above its own "
+        "libSVM, within the 3.3-point sd of a 200-point test set; ours stays 9 under batch."),
+    ("Synthetic C", "libSVM (batch)"): (
+        "closed", _SYN + "Set to 0.932 our batch linear SVM scores 93.00 % (paper 93.2)."),
+    ("Synthetic C", "Algo-1"): (
+        "unexplained", "at separability 0.932 Algo-1 scores 91.75 ± 0.74 %, 19 points above "
+        "the paper's. Moving the clusters off the origin (r = 0.5 / 1 / 3 along the class "
+        "direction) lowers Algo-1 and Algo-2 together (89.7 / 84.3 / 55.0 and 89.6 / 84.3 / "
+        "55.0), never to the paper's 73.1 beside 87.5. All the paper's one-pass learners "
+        "fall on C (Perceptron 77.0, Pegasos 55.0, LASVM 68.0), which two Gaussians do not "
+        "cause: its C differs in structure, not only in separability."),
+    ("Synthetic C", "Algo-2"): (
+        "unexplained", "at separability 0.932 Algo-2 scores 91.72 ± 0.69 %, 4.2 points above "
+        "the paper's; see Algo-1 for the offsets tried."),
+    ("Waveform", "libSVM (batch)"): (
+        "closed", "binary task: the paper does not say which class is positive. Linear SVC on "
+        "class 1 vs rest scores 89.20 % (paper 89.4); 0 vs rest (ours) 85.60, 2 vs rest "
+        "88.30, the pairs 91.7-96.0."),
+    ("Waveform", "Algo-1"): (
+        "closed", "binary task: on class 1 vs rest (the task that fits the libSVM cell), "
+        "standardised, b0 = 1, C = 1, Algo-1 scores 74.67 ± 9.05 % (paper 74.3) and Algo-2 "
+        "77.36 ± 4.18 (paper 78.4). On 0 vs rest no point of the C / bias / scaling grid comes "
+        "within 2 (best 71.72 at C = 0.1), and over 100 orders a 20-order mean spans "
+        "65.4-71.0 (5th-95th percentile)."),
+    ("MNIST (0vs1)", "Algo-1"): (
+        "closed", "preprocessing: rows centred on the training mean and scaled to unit norm "
+        "(Sec. 3's \"normalized inputs\"), with Algorithm 1 unbiased as printed, C = 1: "
+        "98.28 ± 0.56 % (paper 99.34). The same rows with the bias feature give 90.60 ± "
+        "14.02, unit rows without centring 91.50 (no bias) and 77.30 (b0 = 1). Not data "
+        "size: flat from 100 to 800 digits (76.1 to 77.3, unit rows, b0 = 1). The paper "
+        "does not mention centring; on IJCNN and w3a the same treatment falls to 43-56 %, "
+        "so the reproduction's defaults are not changed."),
+    ("MNIST (8vs9)", "Algo-1"): (
+        "closed", "preprocessing: centred, unit-norm rows, unbiased, C = 1: 83.08 ± 8.23 % "
+        "(paper 84.75); with the bias feature 64.47 ± 12.94, uncentred unit rows without "
+        "bias 61.02, and the 24 uncentred points of the C / bias / scaling grid 52.7-64.8. "
+        "Not data size (59.1 % at 100 and at 800 digits). Centring is not in the paper "
+        "(see 0 vs 1)."),
+    ("MNIST (8vs9)", "Algo-2"): (
+        "closed", "preprocessing: centred, unit-norm rows, unbiased, C = 1, L = 10: 93.53 ± "
+        "1.92 % (paper 94.7); or lookahead: L = 20 on the reproduction's unit rows gives "
+        "93.65 ± 2.55 (L = 10: 89.90 over the same orders, L = 50: 96.20). Not data size "
+        "(90.4 / 89.9 % at 100 / 800 digits)."),
+    ("IJCNN", "Algo-2"): (
+        "closed", "ordering: about half the orders give a near-majority predictor (test "
+        "majority 90.5 %; the paper's 87.81 is below it too) and the others predict 7-26 % "
+        "positives and score 71-85 %, so a 20-order mean moves by several points: over 100 "
+        "orders 83.42 ± 9.88 (median 88.48), 20-order means 79.5-86.8 (5th-95th "
+        "percentile); with seeds [7, k] the same setting gives 85.91 (within 2), no bias "
+        "with C = 0.01 86.95."),
+    ("w3a", "Algo-1"): (
+        "explained", "data: w3a is not in ../shared/data. On the w8a.t stand-in every grid "
+        "point (C 0.01-1000, bias or not, binary or unit rows) scores 93.9-97.0 % (majority "
+        "96.96 %), and on the first order the binary rows' models call 0-0.8 % of the test "
+        "set positive. The paper's 88.56 / 89.06 are "
+        "8 points below w3a's majority rate, so its models called far more points positive; "
+        "not reproducible without its file."),
+    ("w3a", "Algo-2"): (
+        "explained", "data: as Algo-1 (stand-in: 93.9-97.0 % over the grid, majority 96.96 %)."),
+}
+
+#: closing paragraph of the Table 1 page
+SUMMARY = """What the experiments change in the reading of Table 1 (`streamsvm_table1_gaps.md`):
+
+- **Synthetic A is reproduced** once the generator has the separability of the paper's own
+  libSVM cell (0.965) rather than the 85 % the paper states; B and C's libSVM cells too, but
+  not their one-pass cells: the paper's B and C streams differ from two Gaussians in a way
+  the paper does not describe.
+- **Waveform fits class 1 vs rest**, not our 0 vs rest: that task puts all three cells
+  within 1.1 points (89.20 / 74.67 / 77.36 against 89.4 / 74.3 / 78.4). The reproduction keeps
+  0 vs rest (the paper does not name the class).
+- **MNIST is reproduced with centred, unit-norm rows and the unbiased Algorithm 1**
+  (Sec. 3: normalized inputs, the unbiased case): at C = 1 all four StreamSVM cells are
+  within 1.7 points (98.28 / 98.80 / 83.08 / 93.53 against 99.34 / 99.71 / 84.75 / 94.7).
+  Centring is not stated in the paper and ruins IJCNN and w3a (43-56 %), so it stays an
+  experiment. It is not the data's size: accuracy is flat from 100 to 800 training digits.
+- **IJCNN's Algo-2 mean over 20 orders is itself uncertain by +-4 points**; the paper's
+  figure is inside that range.
+- The paper gives no C and no preprocessing for Table 1 (Sec. 3 assumes normalized inputs
+  and treats the unbiased case); the reproduction keeps C = 1, b0 = 1 and the scalings shown.
+"""
+
+
+def reason(name, column):
+    """(status, reason) of one Table 1 cell that is not within 2 points."""
+    return REASONS.get((name, column), ("not examined", ""))
+
+
+def write_table1(path, rows, n_orders, stamp=""):
+    """Write the cell-by-cell Table 1 page from ``perf/reproduce_streamsvm.py``'s results.
+
+    ``rows`` are that script's ``(name, d, n_train, n_test, how, res, base, seconds)`` tuples
+    (``res[scaling, L]`` accuracies over orders, ``base`` the batch baselines). A cell is
+    *within 2* when the raw or the unit-norm figure is within 2 points of the paper; every
+    other cell gets its status and the experiment behind it from ``REASONS``.
+    """
+    path = pathlib.Path(path)
+    lines = [
+        "# StreamSVM (paper 001) Table 1: cell by cell",
+        "",
+        f"Generated by `perf/reproduce_streamsvm.py` (`fastbudget reproduce streamsvm`"
+        f"{'; ' + stamp if stamp else ''}), the same run as `streamsvm.md`; StreamSVM cells "
+        f"are means over {n_orders} random stream orders, linear kernel, C = 1, b0 = 1, Algo-2 "
+        "with L = 10. *ours* gives the raw and the unit-norm-row scaling; a cell is **within "
+        "2** when either is within 2 points of the paper. The libSVM cell compares with SVC "
+        "(linear, C = 1) where n_train <= 5,000, else with the batch l2-SVM (LinearSVC, "
+        "squared hinge). The status and reason of every other cell come from the experiments "
+        "of `streamsvm_table1_gaps.md` (`python perf/table1_gaps.py`): *closed* means an "
+        "experiment puts the cell within 2 points under a setting the paper does not state "
+        "(named in the reason; the reproduction's defaults are not changed for it), "
+        "*explained* that an experiment shows why our data cannot give the paper's figure, "
+        "*unexplained* that the experiments tried leave the gap open.",
+        "",
+        "| Data set | column | paper | ours raw | ours unit | within 2 | status | reason "
+        "(experiment: figure) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    n_ok = n_all = 0
+    count = {}
+    for name, d, ntr, nte, how, res, base, ts in rows:
+        p = PAPER[name]
+        batch = base["svc"][0] if "svc" in base else base["l2svm"][0]
+        cells = [(COLUMNS[0], p[0], batch, None),
+                 (COLUMNS[1], p[1], 100 * res["raw", 1].mean(), 100 * res["unit", 1].mean()),
+                 (COLUMNS[2], p[2], 100 * res["raw", 10].mean(), 100 * res["unit", 10].mean())]
+        for col, paper, raw, unit in cells:
+            ok = abs(raw - paper) <= 2 or (unit is not None and abs(unit - paper) <= 2)
+            n_ok += ok
+            n_all += 1
+            status, why = ("within", "") if ok else reason(name, col)
+            count[status] = count.get(status, 0) + 1
+            u = "—" if unit is None else f"{unit:.2f}"
+            lines.append(f"| {name} | {col} | {paper} | {raw:.2f} | {u} | "
+                         f"{'yes' if ok else 'no'} | {status} | {why} |")
+    lines += ["", f"{n_ok} of {n_all} cells within 2 points; of the others "
+              + ", ".join(f"{v} {k}" for k, v in count.items() if k != "within") + "."]
+    lines += ["", SUMMARY]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def unit_rows(X):
+    """Rows divided by their norm (zero rows kept)."""
+    n = np.linalg.norm(X, axis=1, keepdims=True)
+    return X / np.where(n > 0, n, 1.0)
+
+
+def standardise(Xa, Xb):
+    mu = Xa.mean(axis=0)
+    sd = Xa.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return (Xa - mu) / sd, (Xb - mu) / sd
+
+
+def orders_acc(Xa, ya, Xb, yb, n_orders, **params):
+    """Test accuracy (%) over ``n_orders`` random stream orders."""
+    acc = np.empty(n_orders)
+    for k in range(n_orders):
+        p = np.random.default_rng([SEED, k]).permutation(len(ya))
+        clf = StreamSVMClassifier(**params).fit(Xa[p], ya[p])
+        acc[k] = 100.0 * clf.score(Xb, yb)
+    return acc
+
+
+def batch_linear(Xa, ya, Xb, yb, C=1.0):
+    """libSVM's linear L1-SVM (SVC) where n <= 5,000, else LinearSVC (hinge, intercept)."""
+    from sklearn.svm import SVC, LinearSVC
+
+    if len(ya) <= 5000:
+        m = SVC(kernel="linear", C=C).fit(Xa, ya)
+    else:
+        m = LinearSVC(C=C, loss="hinge", dual=True, max_iter=50000, tol=1e-5).fit(Xa, ya)
+    return 100.0 * m.score(Xb, yb)
+
+
+def real_sets(data):
+    """The real Table 1 rows as the reproduction loads them, with their scalings."""
+    out = {}
+    Xa, ya, Xb, yb = load_paper_dataset("waveform", data)
+    A, B = standardise(Xa, Xb)
+    out["Waveform"] = (ya, yb, {"standardised (repro)": (A, B), "file values": (Xa, Xb),
+                                "unit rows": (unit_rows(A), unit_rows(B))})
+    for name, key in (("MNIST (0vs1)", "mnist_0v1"), ("MNIST (8vs9)", "mnist_8v9")):
+        Xa, ya, Xb, yb = load_paper_dataset(key, data)
+        out[name] = (ya, yb, {"pixels / 255 (repro)": (Xa / 255.0, Xb / 255.0),
+                              "unit rows": (unit_rows(Xa), unit_rows(Xb))})
+    Xa, ya, Xb, yb = load_paper_dataset("ijcnn", data)
+    Xa, ya = Xa[:35000], ya[:35000]
+    out["IJCNN"] = (ya, yb, {"as shipped (repro)": (Xa, Xb),
+                             "unit rows": (unit_rows(Xa), unit_rows(Xb))})
+    Xa, ya, Xb, yb = load_paper_dataset("w8a", data)
+    out["w3a"] = (ya, yb, {"binary as is (repro)": (Xa, Xb),
+                           "unit rows": (unit_rows(Xa), unit_rows(Xb))})
+    return out
+
+
+def grid(ya, yb, scalings, n_orders):
+    """{(scaling, bias, C, L): accuracies} over the C / bias / scaling grid, L = 1 and 10."""
+    res = {}
+    for sname, (A, B) in scalings.items():
+        for bias in (True, False):
+            for C in CS:
+                for L in (1, 10):
+                    res[sname, bias, C, L] = orders_acc(A, ya, B, yb, n_orders, C=C, lookahead=L,
+                                                        fit_intercept=bias)
+    return res
+
+
+def centred_unit(data, sets, n_orders):
+    """Rows centred on the training mean, then unit-norm, with and without the bias feature,
+    C = 1: Sec. 3's "normalized inputs" with the unbiased algorithm of Algorithm 1."""
+    raw = {}
+    Xa, ya, Xb, yb = load_paper_dataset("waveform", data)
+    raw["Waveform"] = (Xa, Xb)
+    for name, key in (("MNIST (0vs1)", "mnist_0v1"), ("MNIST (8vs9)", "mnist_8v9")):
+        Xa, ya, Xb, yb = load_paper_dataset(key, data)
+        raw[name] = (Xa / 255.0, Xb / 255.0)
+    raw["IJCNN"] = sets["IJCNN"][2]["as shipped (repro)"]
+    raw["w3a"] = sets["w3a"][2]["binary as is (repro)"]
+    out = {}
+    for name, (Xa, Xb) in raw.items():
+        ya, yb = sets[name][0], sets[name][1]
+        mu = Xa.mean(axis=0)
+        A, B = unit_rows(Xa - mu), unit_rows(Xb - mu)
+        for bias in (False, True):
+            for Lc in (1, 10):
+                out[name, bias, Lc] = orders_acc(A, ya, B, yb, n_orders, C=1.0, lookahead=Lc,
+                                                 fit_intercept=bias)
+    return out
+
+
+def lookahead_sweep(ya, yb, A, B, n_orders, **params):
+    return {L: orders_acc(A, ya, B, yb, n_orders, lookahead=L, **params) for L in LS}
+
+
+def synthetic(n_orders):
+    """Our generator at the stated 85 % and at the separability of the paper's libSVM cell."""
+    out = {}
+    for tag, dim in (("A", 2), ("B", 3), ("C", 5)):
+        name = f"Synthetic {tag}"
+        for sep in (0.85, PAPER[name][0] / 100.0):
+            X, y = make_streamsvm_synthetic(tag, 22000, separability=sep, random_state=2009 + dim)
+            Xa, ya, Xb, yb = X[:20000], y[:20000], X[20000:], y[20000:]
+            row = {"batch": batch_linear(Xa, ya, Xb, yb)}
+            for bias in (True, False):
+                for L in (1, 10):
+                    row[bias, L] = orders_acc(Xa, ya, Xb, yb, n_orders, C=1.0, lookahead=L,
+                                              fit_intercept=bias)
+            out[name, sep] = row
+    return out
+
+
+def synthetic_offset(n_orders):
+    """Synthetic B and C at the paper's libSVM separability with both clusters moved by r
+    along the class direction (the Bayes boundary then misses the origin by r)."""
+    out = {}
+    for tag, dim in (("B", 3), ("C", 5)):
+        name = f"Synthetic {tag}"
+        X, y = make_streamsvm_synthetic(tag, 22000, separability=PAPER[name][0] / 100.0,
+                                        random_state=2009 + dim)
+        u = np.full(dim, 1.0 / math.sqrt(dim))
+        for r in (0.0, 0.5, 1.0, 3.0):
+            Z = X + r * u
+            Xa, ya, Xb, yb = Z[:20000], y[:20000], Z[20000:], y[20000:]
+            row = {"batch": batch_linear(Xa, ya, Xb, yb)}
+            for L in (1, 10):
+                row[L] = orders_acc(Xa, ya, Xb, yb, n_orders, C=1.0, lookahead=L)
+            out[name, r] = row
+    return out
+
+
+def order_means(sets, n_big=100, n_draw=20, n_boot=2000):
+    """Spread of a mean over ``n_draw`` stream orders: ``n_big`` orders, then the 5th-95th
+    percentile of the means of ``n_draw`` orders drawn from them (bootstrap)."""
+    cases = (("Waveform", "standardised (repro)", 1, True, 1.0, 74.3),
+             ("MNIST (0vs1)", "unit rows", 1, False, 1000.0, 99.34),
+             ("MNIST (8vs9)", "unit rows", 1, False, 1000.0, 84.75),
+             ("MNIST (8vs9)", "unit rows", 10, False, 100.0, 94.7),
+             ("IJCNN", "as shipped (repro)", 1, True, 1.0, 85.32),
+             ("IJCNN", "as shipped (repro)", 10, True, 1.0, 87.81))
+    out = {}
+    rng = np.random.default_rng(2009)
+    for name, s, Lc, bias, C, paper in cases:
+        ya, yb, scalings = sets[name]
+        A, B = scalings[s]
+        acc = np.empty(n_big)
+        for k in range(n_big):
+            p = np.random.default_rng([SEED + 1, k]).permutation(len(ya))
+            clf = StreamSVMClassifier(C=C, lookahead=Lc, fit_intercept=bias).fit(A[p], ya[p])
+            acc[k] = 100.0 * clf.score(B, yb)
+        means = acc[rng.integers(0, n_big, (n_boot, n_draw))].mean(axis=1)
+        cfg = f"{s}, {'b0 = 1' if bias else 'no bias'}, C = {C:g}"
+        out[name, Lc] = (cfg, paper, acc, np.percentile(means, [5, 95]),
+                         float(np.mean(np.abs(means - paper) <= 2.0)))
+    return out
+
+
+def waveform_tasks(data):
+    """Batch linear SVM (C = 1, standardised) on each binary task of the first 4,000 / last
+    1,000 rows of the Waveform file."""
+    import pandas as pd
+
+    df = pd.read_csv(pathlib.Path(data) / "waveform" / "waveform-21.tsv.gz", sep="\t")
+    X = df.drop(columns="target").to_numpy(np.float64)
+    lab = df["target"].to_numpy()
+    Xa, la, Xb, lb = X[:4000], lab[:4000], X[4000:], lab[4000:]
+    out = {}
+    tasks = [(f"{c} vs rest", (c,), None) for c in (0, 1, 2)]
+    tasks += [(f"{a} vs {b}", (a,), (b,)) for a, b in ((0, 1), (0, 2), (1, 2))]
+    for label, pos, neg in tasks:
+        ka = np.ones(len(la), bool) if neg is None else np.isin(la, pos + neg)
+        kb = np.ones(len(lb), bool) if neg is None else np.isin(lb, pos + neg)
+        A, B = standardise(Xa[ka], Xb[kb])
+        ya = np.where(np.isin(la[ka], pos), 1, -1)
+        yb = np.where(np.isin(lb[kb], pos), 1, -1)
+        out[label] = (batch_linear(A, ya, B, yb), int(ka.sum()), int(kb.sum()), (A, ya, B, yb))
+    return out
+
+
+def mnist_size(data, n_orders):
+    """Algo-1 and Algo-2 (unit rows, bias, C = 1) on the first n of each order."""
+    out = {}
+    for name, key in (("MNIST (0vs1)", "mnist_0v1"), ("MNIST (8vs9)", "mnist_8v9")):
+        Xa, ya, Xb, yb = load_paper_dataset(key, data)
+        A, B = unit_rows(Xa), unit_rows(Xb)
+        for n in (100, 200, 400, 800):
+            for L in (1, 10):
+                acc = np.empty(n_orders)
+                for k in range(n_orders):
+                    p = np.random.default_rng([SEED, k]).permutation(len(ya))[:n]
+                    clf = StreamSVMClassifier(C=1.0, lookahead=L).fit(A[p], ya[p])
+                    acc[k] = 100.0 * clf.score(B, yb)
+                out[name, n, L] = acc
+    return out
+
+
+def _stamp():
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                             capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        sha = "unknown"
+    return f"commit {sha}, {datetime.date.today().isoformat()}"
+
+
+def _ms(a):
+    return f"{a.mean():.2f} ± {a.std():.2f}"
+
+
+def _best(res, col_L, paper):
+    """The grid point whose mean is closest to the paper's cell, and the best mean."""
+    keys = [k for k in res if k[3] == col_L]
+    close = min(keys, key=lambda k: abs(res[k].mean() - paper))
+    top = max(keys, key=lambda k: res[k].mean())
+    within = [k for k in keys if abs(res[k].mean() - paper) <= 2.0]
+    return close, top, within
+
+
+def _key(k):
+    s, bias, C, L = k
+    return f"{s}, {'b0 = 1' if bias else 'no bias'}, C = {C:g}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--orders", type=int, default=20)
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
+    args = ap.parse_args(argv)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    n = args.orders
+    summary = {}
+    L = []
+    L += ["# StreamSVM Table 1: the experiments behind each short cell", "",
+          f"Generated by `python perf/table1_gaps.py --orders {n}` ({_stamp()}); linear "
+          f"StreamSVM, each figure the mean ± sd of test accuracy (%) over {n} random stream "
+          "orders (the paper averages 20). The cell-by-cell table that quotes these figures is "
+          "`streamsvm_table1.md`. Algo-1 is L = 1, Algo-2 L = 10 unless a column says "
+          "otherwise. *b0 = 1* is the bias as an augmented constant feature (the "
+          "reproduction's default), *no bias* the paper's unbiased Algorithm 1 as printed.", ""]
+
+    # ---------------------------------------------------------------- synthetic
+    syn = synthetic(n)
+    L += ["## Synthetic A, B, C: separability of the generator", "",
+          "The paper says the sets are \"of about 85 % separability\", but its own libSVM cells "
+          "are 96.5 / 66.0 / 93.2 %. Our generator (two unit-variance Gaussians, the Bayes "
+          "rule linear, C = 1) at the stated 85 % and at the separability equal to the "
+          "paper's libSVM cell; 20,000 training / 2,000 test points.", "",
+          "| set | separability | batch linear SVM | Algo-1 b0 = 1 | Algo-2 b0 = 1 "
+          "| Algo-1 no bias "
+          "| Algo-2 no bias | paper libSVM / Algo-1 / Algo-2 | 200-point test set: binomial sd "
+          "at the paper's cells |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for (name, sep), row in syn.items():
+        p = PAPER[name]
+        sds = " / ".join(f"{100 * math.sqrt(a / 100 * (1 - a / 100) / 200):.1f}" for a in p)
+        L.append(f"| {name} | {sep:.3f} | {row['batch']:.2f} | {_ms(row[True, 1])} | "
+                 f"{_ms(row[True, 10])} | {_ms(row[False, 1])} | {_ms(row[False, 10])} | "
+                 f"{p[0]} / {p[1]} / {p[2]} | {sds} |")
+        summary[f"{name} sep {sep:.3f}"] = {
+            "batch": row["batch"], **{f"{'b0' if b else 'nobias'} L{l}": float(row[b, l].mean())
+                                      for b in (True, False) for l in (1, 10)}}
+    L += [""]
+
+    off = synthetic_offset(max(5, n // 2))
+    L += ["Both clusters moved by r along the class direction (b0 = 1, C = 1, "
+          f"{max(5, n // 2)} orders), at the paper's libSVM separability:", "",
+          "| set | r | batch linear SVM | Algo-1 | Algo-2 | paper libSVM / Algo-1 / Algo-2 |",
+          "|---|---|---|---|---|---|"]
+    for (name, r), row in off.items():
+        p = PAPER[name]
+        L.append(f"| {name} | {r:g} | {row['batch']:.2f} | {_ms(row[1])} | {_ms(row[10])} | "
+                 f"{p[0]} / {p[1]} / {p[2]} |")
+        summary[f"{name} offset {r:g}"] = {"batch": row["batch"], "L1": float(row[1].mean()),
+                                           "L10": float(row[10].mean())}
+    L += [""]
+
+    # ---------------------------------------------------------------- waveform tasks
+    wt = waveform_tasks(args.data)
+    L += ["## Waveform: which binary task", "",
+          "Batch linear SVM (`SVC(kernel='linear', C=1)`, standardised on the training part) "
+          "on each binary task of the UCI file, first 4,000 rows for training and last 1,000 "
+          "for testing (pairs keep only their two classes); the paper's libSVM cell is 89.4 %. "
+          "Algo-1 / Algo-2 with b0 = 1, C = 1 on unit rows and on standardised rows.", "",
+          "| task | train / test | batch linear SVM | Algo-1 std | Algo-2 std | Algo-1 unit "
+          "| Algo-2 unit |", "|---|---|---|---|---|---|---|"]
+    for label, (acc, na, nb, (A, ya, B, yb)) in wt.items():
+        r = [orders_acc(A, ya, B, yb, n, lookahead=l) for l in (1, 10)]
+        r += [orders_acc(unit_rows(A), ya, unit_rows(B), yb, n, lookahead=l) for l in (1, 10)]
+        L.append(f"| {label} | {na:,} / {nb:,} | {acc:.2f} | " + " | ".join(_ms(a) for a in r)
+                 + " |")
+        summary[f"Waveform task {label}"] = {"batch": acc,
+                                             "algo1 std": float(r[0].mean()),
+                                             "algo2 std": float(r[1].mean()),
+                                             "algo1 unit": float(r[2].mean()),
+                                             "algo2 unit": float(r[3].mean())}
+    L += [""]
+
+    # ---------------------------------------------------------------- real-set grids
+    L += ["## Real sets: C, bias and scaling", "",
+          f"C in {{{', '.join(f'{c:g}' for c in CS)}}}, with and without the bias feature, "
+          "on the reproduction's scaling and on unit-norm rows. For each cell: the grid point "
+          "closest to the paper, the best grid point, and how many of the 24 grid points are "
+          "within 2 points of the paper.", ""]
+    sets = real_sets(args.data)
+    grids = {}
+    for name, (ya, yb, scalings) in sets.items():
+        g = grid(ya, yb, scalings, n)
+        grids[name] = g
+        L += [f"### {name}", "", "| scaling | bias | C | Algo-1 | Algo-2 |",
+              "|---|---|---|---|---|"]
+        for s in scalings:
+            for bias in (True, False):
+                for C in CS:
+                    L.append(f"| {s} | {'b0 = 1' if bias else 'none'} | {C:g} | "
+                             f"{_ms(g[s, bias, C, 1])} | {_ms(g[s, bias, C, 10])} |")
+        L += [""]
+        for col, Lc, pv in (("Algo-1", 1, PAPER[name][1]), ("Algo-2", 10, PAPER[name][2])):
+            close, top, within = _best(g, Lc, pv)
+            L.append(f"- **{col}** (paper {pv}): closest {g[close].mean():.2f} ± "
+                     f"{g[close].std():.2f} ({_key(close)}); best {g[top].mean():.2f} "
+                     f"({_key(top)}); {len(within)} of {len(g) // 2} grid points within 2.")
+            summary[f"{name} {col}"] = {"closest": float(g[close].mean()),
+                                        "closest_at": _key(close),
+                                        "best": float(g[top].mean()), "best_at": _key(top),
+                                        "n_within": len(within)}
+        L += [""]
+
+    # ---------------------------------------------------------------- centred, unit, no bias
+    cu = centred_unit(args.data, sets, n)
+    L += ["## Centred, unit-norm rows and the unbiased algorithm", "",
+          "Each row minus the training mean, then divided by its norm (Sec. 3's \"normalized "
+          "inputs\", so k(x, x) is constant), C = 1; *no bias* is Algorithm 1 as printed (Sec. 3: "
+          "\"we consider the unbiased case\"). Waveform starts from the file's values, MNIST "
+          "from pixels / 255.", "",
+          "| set | Algo-1 no bias | Algo-2 no bias | Algo-1 b0 = 1 | Algo-2 b0 = 1 "
+          "| paper Algo-1 / Algo-2 |", "|---|---|---|---|---|---|"]
+    for name in ("Waveform", "MNIST (0vs1)", "MNIST (8vs9)", "IJCNN", "w3a"):
+        L.append(f"| {name} | {_ms(cu[name, False, 1])} | {_ms(cu[name, False, 10])} | "
+                 f"{_ms(cu[name, True, 1])} | {_ms(cu[name, True, 10])} | "
+                 f"{PAPER[name][1]} / {PAPER[name][2]} |")
+        summary[f"{name} centred unit"] = {f"{'b0' if b else 'nobias'} L{l}":
+                                           float(cu[name, b, l].mean())
+                                           for b in (False, True) for l in (1, 10)}
+    L += [""]
+
+    # ---------------------------------------------------------------- lookahead
+    L += ["## Algorithm 2: the lookahead L", "",
+          "The paper's Algo-2 used \"a small lookahead (~10)\". Unit rows, b0 = 1, C = 1 (and, "
+          "for IJCNN, also as shipped).", "",
+          "| set | scaling | " + " | ".join(f"L = {l}" for l in LS) + " | paper Algo-2 |",
+          "|---|---|" + "---|" * len(LS) + "---|"]
+    for name in ("Waveform", "MNIST (8vs9)", "IJCNN"):
+        ya, yb, scalings = sets[name]
+        todo = ["unit rows"] + (["as shipped (repro)"] if name == "IJCNN" else [])
+        for s in todo:
+            A, B = scalings[s]
+            sw = lookahead_sweep(ya, yb, A, B, n)
+            L.append(f"| {name} | {s} | " + " | ".join(_ms(sw[l]) for l in LS)
+                     + f" | {PAPER[name][2]} |")
+            summary[f"{name} {s} lookahead"] = {str(l): float(sw[l].mean()) for l in LS}
+    L += [""]
+
+    # ---------------------------------------------------------------- IJCNN by order
+    ya, yb, scalings = sets["IJCNN"]
+    L += ["## IJCNN: the spread over stream orders", "",
+          "Per-order accuracies (as shipped, b0 = 1, C = 1), sorted, and the share of test "
+          "points predicted positive (test positives: "
+          f"{100 * np.mean(yb > 0):.1f} %).", ""]
+    A, B = scalings["as shipped (repro)"]
+    for Lc in (1, 10):
+        accs, pos = [], []
+        for k in range(n):
+            p = np.random.default_rng([SEED, k]).permutation(len(ya))
+            clf = StreamSVMClassifier(C=1.0, lookahead=Lc).fit(A[p], ya[p])
+            pr = clf.predict(B)
+            accs.append(100 * np.mean(pr == yb))
+            pos.append(100 * np.mean(pr > 0))
+        o = np.argsort(accs)
+        L.append(f"- L = {Lc}: " + ", ".join(f"{accs[i]:.1f} ({pos[i]:.0f} % +)" for i in o)
+                 + f"; median {np.median(accs):.2f}, mean {np.mean(accs):.2f}, mean of the best "
+                 f"half {np.mean(np.sort(accs)[n // 2:]):.2f}.")
+        summary[f"IJCNN orders L{Lc}"] = {"median": float(np.median(accs)),
+                                          "mean": float(np.mean(accs)),
+                                          "best half": float(np.mean(np.sort(accs)[n // 2:]))}
+    L += [""]
+
+    # ---------------------------------------------------------------- mean of 20 orders
+    om = order_means(sets)
+    L += ["## How much a mean over 20 orders moves", "",
+          "The paper's cells are means over 20 random orders, so are ours. The reproduction's "
+          "configuration (MNIST: the grid point closest to the paper), 100 orders "
+          "(seeds [8, k]); the 5th-95th percentile of the mean of 20 "
+          "orders drawn from them (2,000 draws), and the share of such means within 2 points "
+          "of the paper.", "",
+          "| set | L | configuration | mean of 100 | sd | median | 5th-95th pct of a 20-order mean "
+          "| paper | share within 2 |", "|---|---|---|---|---|---|---|---|---|"]
+    for (name, Lc), (s, paper, acc, (lo, hi), share) in om.items():
+        L.append(f"| {name} | {Lc} | {s} | {acc.mean():.2f} | {acc.std():.2f} | "
+                 f"{np.median(acc):.2f} | {lo:.2f} - {hi:.2f} | {paper} | {100 * share:.0f} % |")
+        summary[f"{name} L{Lc} order means"] = {"mean": float(acc.mean()), "sd": float(acc.std()),
+                                               "p5": float(lo), "p95": float(hi),
+                                               "share_within_2": share}
+    L += [""]
+
+    # ---------------------------------------------------------------- MNIST size
+    ms = mnist_size(args.data, n)
+    L += ["## MNIST: number of training digits", "",
+          "Unit rows, b0 = 1, C = 1, the first n digits of each random order (test: the same "
+          "200 digits).", "", "| pair | L | " + " | ".join(f"n = {m}" for m in (100, 200, 400, 800))
+          + " | paper (n = 11,800-12,665) |", "|---|---|---|---|---|---|---|"]
+    for name in ("MNIST (0vs1)", "MNIST (8vs9)"):
+        for Lc, pv in ((1, PAPER[name][1]), (10, PAPER[name][2])):
+            L.append(f"| {name} | {Lc} | " + " | ".join(_ms(ms[name, m, Lc])
+                                                      for m in (100, 200, 400, 800)) + f" | {pv} |")
+            summary[f"{name} size L{Lc}"] = {str(m): float(ms[name, m, Lc].mean())
+                                             for m in (100, 200, 400, 800)}
+    L += [""]
+
+    # ---------------------------------------------------------------- w3a
+    ya, yb, scalings = sets["w3a"]
+    L += ["## w3a stand-in: what the models predict", "",
+          f"w8a.t split 11,961 / 2,990; test majority rate {100 * np.mean(yb < 0):.2f} %. "
+          "Share of test points predicted positive and accuracy, first order, by C "
+          "(binary as is).", "", "| bias | C | L | accuracy | predicted positive |",
+          "|---|---|---|---|---|"]
+    A, B = scalings["binary as is (repro)"]
+    p = np.random.default_rng([SEED, 0]).permutation(len(ya))
+    for bias in (True, False):
+        for C in CS:
+            for Lc in (1, 10):
+                clf = StreamSVMClassifier(C=C, lookahead=Lc, fit_intercept=bias).fit(A[p], ya[p])
+                pr = clf.predict(B)
+                L.append(f"| {'b0 = 1' if bias else 'none'} | {C:g} | {Lc} | "
+                         f"{100 * np.mean(pr == yb):.2f} | {100 * np.mean(pr > 0):.2f} % |")
+    L += ["", f"Total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} CPU s "
+          "(shared, loaded 2-core machine)."]
+    (out / "streamsvm_table1_gaps.md").write_text("\n".join(L) + "\n")
+    print(f"wrote {out / 'streamsvm_table1_gaps.md'}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
