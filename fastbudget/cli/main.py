@@ -105,7 +105,7 @@ from collections import deque
 
 import numpy as np
 
-from .persist import SCALER_SUFFIX
+from ..persist import SCALER_SUFFIX
 
 __all__ = ["main", "LEARNERS"]
 
@@ -257,7 +257,7 @@ class _Chain(io.RawIOBase):
     """A read-only stream: ``head`` bytes, then the rest of ``stream``."""
 
     def __init__(self, head, stream, name="<stdin>"):
-        from .datasets._source import _reader
+        from ..datasets._source import _reader
         self.name = name               # what errors call the source (BufferedReader asks)
         self._head = memoryview(head)
         self._read = _reader(stream)
@@ -281,7 +281,7 @@ class _Chain(io.RawIOBase):
 
 
 def _sniff_format(head, name):
-    from .datasets.readers import _is_number
+    from ..datasets.readers import _is_number
     if b"\x00" in head[:4096]:
         raise CLIError(f"cannot tell the format of {name} (binary content); "
                        f"pass --format libsvm or --format csv for a text file.")
@@ -344,7 +344,7 @@ def _read_head(stream, limit=65536, comments="#"):
     ``limit`` bytes, which a slow live feed may take minutes to send); what arrives later
     than the first line is waited for, however slowly it comes, so the result does not
     depend on timing."""
-    from .datasets._source import _reader
+    from ..datasets._source import _reader
     read = _reader(stream)
     head = b""
     while len(head) < limit and not _head_is_enough(head, comments):
@@ -361,7 +361,7 @@ def detect_format(path, fmt, comments="#"):
     need not hold."""
     if fmt not in ("auto", "libsvm", "csv"):
         raise CLIError(f"unknown format {fmt!r}: use libsvm, csv or auto.")
-    from .datasets._source import open_source
+    from ..datasets._source import open_source
     if path == "-":
         stream, _close, name, _ = open_source("-")
         # also with --format: the CSV reader decides the label type from its first block,
@@ -407,7 +407,7 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
     chunk_size = chunk_size or args.chunk_size
     data = args.data
     if data.startswith("gen:"):
-        from .datasets import stream_chunks
+        from ..datasets import stream_chunks
         name = data[4:]
         if name not in GENERATORS:
             raise CLIError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}.")
@@ -423,7 +423,7 @@ def open_data(args, n_features=None, chunk_size=None, label_type="auto", zero_ba
         return itertools.chain([first], chunks), f"{name} stream ({args.n:,} rows)", args.n
     fmt, src = detect_format(data, getattr(args, "format", "auto"),
                              getattr(args, "comments", "#"))
-    from .datasets import read_csv, read_libsvm
+    from ..datasets import read_csv, read_libsvm
     if fmt == "libsvm":
         model_width = n_features is not None
         n_features, zero_based = _libsvm_options(args, n_features, zero_based)
@@ -525,7 +525,7 @@ def _reader_cli_errors(chunks, model_width):
     options (``n_features`` -> ``--n-features``, ``zero_based`` -> ``--zero-based``,
     ``comments=None`` -> ``--comments none`` ...). With ``model_width`` (a LIBSVM source
     whose width is a saved model's) a wider line is left to the caller."""
-    from .datasets.readers import FeatureCountError
+    from ..datasets.readers import FeatureCountError
     try:
         yield from chunks
     except ValueError as exc:
@@ -584,7 +584,7 @@ class _BadRows:
         self.replay = 0
 
     def __call__(self, line, exc):
-        from .datasets.readers import FeatureCountError
+        from ..datasets.readers import FeatureCountError
         self.count += 1
         if len(self.lines) < self.LINES:
             self.lines.append(line)
@@ -701,7 +701,7 @@ class _Where:
     ``'DATA, row i+1'``."""
 
     def __init__(self, args):
-        from .datasets.readers import RowLines
+        from ..datasets.readers import RowLines
         self.data = args.data
         self.rows = None if args.data.startswith("gen:") else RowLines()
 
@@ -753,7 +753,7 @@ class Scaler:
                "csv_delimiter": None if self.csv is None else self.csv["delimiter"]}
         if self.mean is not None:
             doc.update(mean=self.mean.tolist(), scale=self.scale.tolist())
-        from .persist import atomic_file
+        from ..persist import atomic_file
         with atomic_file(path, "w") as f:
             json.dump(doc, f)
             if model is not None:
@@ -768,7 +768,7 @@ class Scaler:
 
     @classmethod
     def load(cls, model_path):
-        from .persist import ModelFormatError, read_scaler_file
+        from ..persist import ModelFormatError, read_scaler_file
         try:
             path, doc = read_scaler_file(model_path)
         except ModelFormatError as exc:
@@ -817,7 +817,7 @@ def load_model(path):
 def load_predictor(path):
     """``load_model`` for the commands that only predict: the model scored with NumPy
     alone (``fastbudget.serving``), with the same refusals as ``load_model``."""
-    from .serving import ModelFormatError, load_predictor as _load
+    from ..serving import ModelFormatError, load_predictor as _load
 
     if not os.path.exists(path):
         raise CLIError(f"no such model file: {path}")
@@ -1077,7 +1077,7 @@ def _learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=Non
 def standardized_stream(args, chunks, name, row_lines=None):
     """Apply ``--standardize``; return (chunks, Scaler). ``row_lines``: the RowLines that
     ``chunks`` fill, started again for the second pass of ``pass``."""
-    from .datasets import StreamingStandardizer
+    from ..datasets import StreamingStandardizer
     mode = args.standardize
     clip = getattr(args, "clip", None)
     if clip is not None and not (math.isfinite(clip) and clip > 0):
@@ -1169,7 +1169,7 @@ def _model_locks(args, *paths):
     """Hold the lock of every model file in ``paths`` (``persist.model_lock``, in a fixed
     order) for a command that reads a model and writes it back, or writes one: a second
     writer of the same file waits (saying so), or with ``--no-wait`` refuses."""
-    from .persist import ModelLockedError, model_lock
+    from ..persist import ModelLockedError, model_lock
 
     def waiting(path):
         def on_wait(pid):
@@ -1226,7 +1226,7 @@ def _check_learner(name):
 def cmd_train(args):
     _check_learner(args.learner)
     if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None):
-        from . import _cli_dask               # (imports Dask only when asked for)
+        from .. import _cli_dask               # (imports Dask only when asked for)
         return _cli_dask.train(args)
     every = _check_every(args)
     out = args.output
@@ -1321,7 +1321,7 @@ def _model_chunks(args, model, scaler, row_lines=None):
     the model's, text or numbers; LIBSVM indices with the training file's base and the
     model's number of features), checked against the model's width and standardised:
     (chunks, description, number of rows or None)."""
-    from .datasets.readers import FeatureCountError
+    from ..datasets.readers import FeatureCountError
     d = model.n_features_in_
     if not scaler.found:
         note(f"note: no {os.path.basename(args.model)}{SCALER_SUFFIX} beside the model, so "
@@ -1363,7 +1363,7 @@ def _model_chunks(args, model, scaler, row_lines=None):
 
 def cmd_predict(args):
     if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None):
-        from . import _cli_dask               # (imports Dask only when asked for)
+        from .. import _cli_dask               # (imports Dask only when asked for)
         return _cli_dask.predict(args)
     to_file = args.output is not None and args.output != "-"    # '-': standard output
     if to_file:
@@ -1373,7 +1373,7 @@ def cmd_predict(args):
             ("model's scaler file", args.model + SCALER_SUFFIX)])
     model, scaler = load_predictor(args.model)
     chunks, desc, total = _model_chunks(args, model, scaler)
-    from .persist import atomic_file
+    from ..persist import atomic_file
     # a file is written under a temporary name and renamed at the end: after an error
     # the previous file (if any) stays as it was
     with (atomic_file(args.output, "w") if to_file else contextlib.nullcontext(sys.stdout)) \
@@ -1401,7 +1401,7 @@ def cmd_export(args):
     _check_not_input(args.output, "-o", [
         ("model file", args.model), ("model's scaler file", args.model + SCALER_SUFFIX)])
     try:
-        from .onnx import to_onnx
+        from ..onnx import to_onnx
     except ImportError as exc:
         raise CLIError(f"export needs the onnx package ({exc}); install it with "
                        "pip install 'fastbudget[onnx]'.") from None
@@ -1415,7 +1415,7 @@ def cmd_export(args):
              "the graph takes the rows as the model does (no standardisation baked in).")
     proto = to_onnx(model, scaler=baked, target_opset=args.opset,
                     dtype=np.float32 if args.float32 else np.float64)
-    from .persist import atomic_file
+    from ..persist import atomic_file
     with atomic_file(args.output, "wb") as f:
         f.write(proto.SerializeToString())
     how = ("raw rows, standardised inside the graph" if baked is not None else
@@ -1567,7 +1567,7 @@ def _prequential(args):
           f"(last {w_n:,}: {w_c / w_n:.4f}); {n / max(wall, 1e-9):,.0f} examples/s; "
           + ("" if bad is None else f"{bad.summary()}; ") + f"curve in {csv_path}")
     if not args.no_plot:
-        from . import plotting
+        from .. import plotting
         png = os.path.join(args.out, "prequential.png")
         if plotting.plot_prequential(curve.rows, png, title=f"{args.learner} on {desc}",
                                      window=args.window, quiet=args.quiet):
@@ -1613,11 +1613,11 @@ class _ExactSVM:
     """
 
     def __init__(self, args, std, Xt, yt):
-        from .datasets import stream_chunks
+        from ..datasets import stream_chunks
         try:
             from sklearn.svm import SVC
         except ImportError:
-            from .estimators.idsvm import IncrementalSVC
+            from ..estimators.idsvm import IncrementalSVC
             self.n = min(args.exact_n or 2_000, args.n)
             self.model = IncrementalSVC(C=100.0, gamma=CB_GAMMA, capacity=self.n)
             self.name, self.threaded, self.where = "fastbudget IncrementalSVC", False, ""
@@ -1663,7 +1663,7 @@ class _ExactSVM:
 def cmd_demo(args):
     """TVM (B = budget) on a noisy checkerboard stream beside an exact SVM on a prefix."""
     import fastbudget
-    from .datasets import make_checkerboard, stream_chunks
+    from ..datasets import make_checkerboard, stream_chunks
     q = args.quiet
 
     def std(X):
@@ -1715,7 +1715,7 @@ def cmd_demo(args):
     print(f"  startup: {t_compile:.1f} s (Numba compiles TVM on the first run after install "
           f"and loads it from its on-disk cache afterwards)")
     if not args.no_plot:
-        from . import plotting
+        from .. import plotting
         os.makedirs(args.out, exist_ok=True)
         png = os.path.join(args.out, "demo_boundary.png")
         title = (f"TVM, B = {args.budget}, after {n:,} N-Checkerboard examples "
@@ -1727,12 +1727,12 @@ def cmd_demo(args):
 
 
 def cmd_reproduce(args):
-    from . import reproduce
+    from .. import reproduce
     return reproduce.run_cli(args)
 
 
 def cmd_warmup(args):
-    from . import warmup
+    from .. import warmup
     note("compiling every learner (first run only; later runs load the on-disk cache)...",
          args.quiet)
     t = warmup(verbose=not args.quiet)
@@ -2032,7 +2032,7 @@ def _main(argv):
         argv = _attach_label_values(list(sys.argv[1:] if argv is None else argv))
         args = ap.parse_args(argv)
         if args.version:
-            from . import __version__
+            from .. import __version__
             print(f"fastbudget {__version__}")
             return 0
         if args.command is None:
@@ -2082,7 +2082,7 @@ def _sigterm_raises():
 
 def _report(exc, hint=""):
     """Turn an exception into one line on stderr (ending with ``hint``) and an exit status."""
-    from .engine import CapacityError
+    from ..engine import CapacityError
     try:
         raise exc
     except CapacityError as exc:      # a full exact learner: expected, and the message says why
