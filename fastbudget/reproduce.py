@@ -373,7 +373,7 @@ def _settings(args):
 
 
 def _progress(args, total, desc):
-    from .cli import progress
+    from ._progress import progress
     return progress(total, desc, unit="run", quiet=args.quiet)
 
 

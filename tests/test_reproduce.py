@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fastbudget import reproduce
-from test_cli import ROOT, error_line, run
+from _cli import ROOT, error_line, run
 
 
 def _row(text, section, name):
