@@ -39,7 +39,7 @@ def _cluster(args):
             client = Client(args.scheduler, timeout=30)
         except OSError as exc:
             raise CLIError(f"cannot reach the Dask scheduler at {args.scheduler}: "
-                               f"{exc}") from None
+                           f"{exc}") from None
         try:
             yield client
         finally:
@@ -74,7 +74,7 @@ def _format(opts, paths):
     fmts = {data_format(p, opts.format, opts.comments)[0] for p in paths}
     if len(fmts) > 1:
         raise CLIError(f"the files mix formats ({', '.join(sorted(fmts))}): pass "
-                           "files of one format, or --format.")
+                       "files of one format, or --format.")
     return fmts.pop()
 
 
@@ -102,15 +102,15 @@ def train(opts, lopts, args):
     options; ``lopts``: the learner's; ``args``: the parsed command line)."""
     if args.learner not in CLUSTER_LEARNERS:
         raise CLIError(f"--workers/--scheduler train {', '.join(CLUSTER_LEARNERS)} by "
-                           f"shard and merge; {args.learner!r} has no merge rule for it "
-                           "(train it on one machine).")
+                       f"shard and merge; {args.learner!r} has no merge rule for it "
+                       "(train it on one machine).")
     if opts.standardize == "pass":
         raise CLIError("--standardize pass needs a pass over all files before training; "
-                           "with --workers/--scheduler use --standardize warmup (from the "
-                           "first file) or none.")
+                       "with --workers/--scheduler use --standardize warmup (from the "
+                       "first file) or none.")
     if args.checkpoint_every is not None:
         raise CLIError("--checkpoint-every saves a single stream; a cluster run saves "
-                           "the merged model at the end.")
+                       "the merged model at the end.")
     out = args.output
     check_output(out, "-o")
     paths = _paths(opts.data)
@@ -133,14 +133,14 @@ def train(opts, lopts, args):
     t0 = time.perf_counter()
     with _cluster(args) as client:
         note(f"training on {len(client.scheduler_info()['workers'])} worker(s), one "
-                 f"shard per file ({len(paths)} file(s))", opts.quiet)
+             f"shard per file ({len(paths)} file(s))", opts.quiet)
         fd.fit_files(est, paths, fmt=fmt, client=client, classes=classes,
                      chunk_size=opts.chunk_size, transform=scaler if scaler.found and
                      scaler.mean is not None else None, **options)
     wall = time.perf_counter() - t0
     return finish(est, scaler, out, int(est.n_seen_), wall,
-                       f"trained {type(est).__name__} ({args.learner}) by shard and merge",
-                       est.n_features_in_, None, 0)
+                  f"trained {type(est).__name__} ({args.learner}) by shard and merge",
+                  est.n_features_in_, None, 0)
 
 
 def _libsvm_base(paths):
@@ -157,7 +157,7 @@ def _warmup_scaler(opts, path, fmt, options):
     if opts.standardize == "none":
         if opts.clip is not None:
             raise CLIError("--clip applies to standardised values: use it with "
-                               "--standardize warmup.")
+                           "--standardize warmup.")
         return Scaler()
     from .datasets import StreamingStandardizer
     clip = opts.clip

@@ -44,7 +44,7 @@ class BadRows:
             warn(f"skipped a bad row: {msg}")
         elif self.count == self.SHOWN + 1:
             warn(f"more bad rows skipped; past the first {self.SHOWN}, only their number "
-                  f"is given, at the end.")
+                 f"is given, at the end.")
 
     def restart(self):
         """The source is read again from its start: its bad rows are not shown again."""
@@ -66,7 +66,7 @@ class BadRows:
             return []
         bad = unknown_labels(y, self.classes)
         return [(int(k), CLIError(label_error(f"{self.name}, line {int(lines[k]):,}", y[k],
-                                               self.classes, self.saved)))
+                                              self.classes, self.saved)))
                 for k in np.flatnonzero(bad)]
 
     def summary(self):

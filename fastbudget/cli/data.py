@@ -110,8 +110,8 @@ def _libsvm_options(opts, n_features, zero_based):
         want = YES_NO_AUTO[given]
         if zero_based != "auto" and want != zero_based:
             warn(f"--zero-based {given}, but the model's training file had "
-                  f"{'zero' if zero_based else 'one'}-based indices (recorded in "
-                  f"{opts.model}{SCALER_SUFFIX}); using --zero-based {given} as asked.")
+                 f"{'zero' if zero_based else 'one'}-based indices (recorded in "
+                 f"{opts.model}{SCALER_SUFFIX}); using --zero-based {given} as asked.")
         zero_based = want
     return n_features, zero_based
 
@@ -148,9 +148,9 @@ def _csv_options(opts, recorded, n_features):
         # None (no label column, e.g. predicting unlabelled rows) never contradicts it
         if rec is not None and label is not None and not _same_column(label, rec, n_features):
             warn(f"--label-column {given} is not the label column the model was trained "
-                  f"with ({rec}, recorded in {opts.model}{SCALER_SUFFIX}); reading the label "
-                  f"from column {given} as asked (leave the option out to use the recorded "
-                  f"one).")
+                 f"with ({rec}, recorded in {opts.model}{SCALER_SUFFIX}); reading the label "
+                 f"from column {given} as asked (leave the option out to use the recorded "
+                 f"one).")
     given = opts.delimiter
     rec = recorded.get("delimiter")
     if given is None:
@@ -159,8 +159,8 @@ def _csv_options(opts, recorded, n_features):
         delim = delimiter_option(given)
         if rec is not None and delim != rec:
             warn(f"--delimiter {given!r} is not the field separator the model was trained "
-                  f"with ({rec!r}, recorded in {opts.model}{SCALER_SUFFIX}); using {given!r} "
-                  f"as asked.")
+                 f"with ({rec!r}, recorded in {opts.model}{SCALER_SUFFIX}); using {given!r} "
+                 f"as asked.")
     return label, delim
 
 

@@ -70,7 +70,7 @@ def learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=None
         try:
             for X, y in until_stopped(chunks, state, "pass --label-column"):
                 check_labels(y, classes if first and classes is not None else model.classes_,
-                              n, where, saved=classes is None)
+                             n, where, saved=classes is None)
                 where.forget_before(n)
                 state["busy"] = True
                 t = time.perf_counter()
