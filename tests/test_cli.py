@@ -7,10 +7,6 @@ path must give one readable line on stderr and exit status 2, never a traceback.
 import bz2
 import gzip
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,49 +14,9 @@ import pytest
 import fastbudget
 from fastbudget.datasets import make_checkerboard, make_waveform
 
-# these tests load models the command line trained and check them in-process, on rows they
-# standardise themselves; load's warning to do so is tested in test_load_scaler.py
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*trained by the command line on standardised rows:UserWarning")
+from _cli import GAMMA, SCALER_WARNING_IGNORED, error_line, run, write_csv, write_libsvm
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-GAMMA = "1.35"
-
-
-def run(*args, stdin=None, ok=True, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("FASTBUDGET_DEBUG", None)
-    r = subprocess.run([sys.executable, "-m", "fastbudget.cli", *map(str, args)],
-                       input=stdin, capture_output=True, cwd=cwd or ROOT, env=env, timeout=300)
-    out, err = r.stdout.decode(), r.stderr.decode()
-    if ok:
-        assert r.returncode == 0, err
-    return r.returncode, out, err
-
-
-def error_line(*args, stdin=None):
-    code, out, err = run(*args, stdin=stdin, ok=False)
-    assert code == 2, (code, out, err)
-    assert "Traceback" not in err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("fastbudget: error: ")
-    return lines[0]
-
-
-def write_libsvm(path, X, y):
-    with open(path, "w") as f:
-        for row, lab in zip(X, y):
-            f.write(f"{lab:g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row)) + "\n")
-
-
-def write_csv(path, X, y, header=True):
-    with open(path, "w") as f:
-        if header:
-            f.write(",".join(f"x{j}" for j in range(X.shape[1])) + ",label\n")
-        for row, lab in zip(X, y):
-            f.write(",".join(f"{v:.17g}" for v in row) + f",{lab:g}\n")
-
+pytestmark = SCALER_WARNING_IGNORED
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):

@@ -13,12 +13,9 @@ import fastbudget
 from fastbudget.datasets import _source, read_csv, read_libsvm
 from fastbudget.datasets.readers import RowLines, collect
 
-from test_cli import GAMMA, error_line, run
+from _cli import GAMMA, SCALER_WARNING_IGNORED, error_line, run
 
-# these tests load models the command line trained and check them in-process, on rows they
-# standardise themselves; load's warning to do so is tested in test_load_scaler.py
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*trained by the command line on standardised rows:UserWarning")
+pytestmark = SCALER_WARNING_IGNORED
 
 BAD_CSV = ["1,2,x,1", "1,2,1", "1,nan,3,1", "1,2,inf,-1", '"1",2,3,1', "1,,3,1", "1,2,3,4,1"]
 BAD_SVM = ["1 1:x", "-1 2:1 1:1", "1 1:1 1:2", "1 abc", "-1 1:", "1 2:1e400", "x 1:1"]
@@ -259,7 +256,7 @@ def test_skip_keeps_structural_errors(tmp_path):
 
 
 def test_live_feed_survives_a_bad_line(tmp_path):
-    from test_cli_stream import n_seen, spawn, stop_with, wait_for
+    from _cli import n_seen, spawn, stop_with, wait_for
     X, y = rows(400, seed=5)
     good = svm_lines(X, y)
     out = tmp_path / "live.npz"

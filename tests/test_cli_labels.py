@@ -8,12 +8,9 @@ import pytest
 import fastbudget
 from fastbudget.datasets import make_waveform
 
-from test_cli import error_line, run
+from _cli import SCALER_WARNING_IGNORED, error_line, run
 
-# these tests load models the command line trained and check them in-process, on rows they
-# standardise themselves; load's warning to do so is tested in test_load_scaler.py
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*trained by the command line on standardised rows:UserWarning")
+pytestmark = SCALER_WARNING_IGNORED
 
 NAMES = np.array(["circle", "square", "star"])
 

@@ -7,74 +7,19 @@ closed), so the child can only get past a chunk if the reader returns the rows t
 arrived, and only stop if the signal interrupts a read that is waiting for more.
 """
 import json
-import os
-import pathlib
 import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 
 import fastbudget
-from fastbudget.cli import _Curve
+from fastbudget.cli.commands.prequential import _Curve
 from fastbudget.datasets import make_checkerboard
 
-from test_cli import GAMMA, error_line, run, write_libsvm
+from _cli import (GAMMA, SCALER_WARNING_IGNORED, error_line, libsvm_bytes, n_seen, run,
+                  spawn, stop_with, wait_for, write_libsvm)
 
-# these tests load models the command line trained and check them in-process, on rows they
-# standardise themselves; load's warning to do so is tested in test_load_scaler.py
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*trained by the command line on standardised rows:UserWarning")
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def libsvm_bytes(X, y):
-    return "".join(f"{lab:g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row)) + "\n"
-                   for row, lab in zip(X, y)).encode()
-
-
-def spawn(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("FASTBUDGET_DEBUG", None)
-    return subprocess.Popen([sys.executable, "-m", "fastbudget.cli", *map(str, args)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
-
-
-def wait_for(cond, proc, seconds=240):
-    t = time.monotonic()
-    while time.monotonic() - t < seconds:
-        if cond():
-            return
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"the command ended early ({proc.returncode}): {out!r} {err!r}")
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail("timed out")
-
-
-def stop_with(proc, sig, delay=0.5):
-    """Send ``sig`` after ``delay`` seconds; the child's (stdout, stderr)."""
-    try:
-        time.sleep(delay)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    return out.decode(), err.decode()
-
-
-def n_seen(path):
-    try:
-        return fastbudget.load(path).n_seen_
-    except (OSError, fastbudget.ModelFormatError):
-        return -1
-
+pytestmark = SCALER_WARNING_IGNORED
 
 @pytest.fixture(scope="module")
 def stream():

@@ -748,6 +748,7 @@ def test_cli_learning_a_stream_with_comments_keeps_the_line_record_bounded(tmp_p
     standardiser's warm-up rows and the reader's block ahead), not one entry per gap of
     the whole file, and a bad label in the last chunk is still named by its line."""
     from fastbudget import cli
+    from fastbudget.cli.data import Where
     monkeypatch.setattr(_source, "BLOCK_BYTES", 4096)
     rng = np.random.default_rng(3)
     lines = []
@@ -758,18 +759,18 @@ def test_cli_learning_a_stream_with_comments_keeps_the_line_record_bounded(tmp_p
     path = tmp_path / "s.svm"
     path.write_text("\n".join(lines) + "\n")
     sizes = []
-    real = cli._Where.forget_before
+    real = Where.forget_before
 
     def spy(self, i):
         real(self, i)
         sizes.append(len(self.rows._row))
 
-    cli._Where.forget_before = spy
+    Where.forget_before = spy
     try:
         rc = cli.main(["train", "perceptron", str(path), "--chunk-size", "500",
                        "--warmup-rows", "500", "-o", str(tmp_path / "m.npz"), "--quiet"])
     finally:
-        cli._Where.forget_before = real
+        Where.forget_before = real
     assert rc == 2
     assert len(sizes) == 5                 # chunks learned before the bad one
     assert max(sizes) < 1000               # without forgetting: 500, 1000, ..., 2500+

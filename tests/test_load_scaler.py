@@ -18,6 +18,7 @@ import pytest
 
 import fastbudget
 from fastbudget import cli
+from fastbudget.cli.files import load_model as cli_load_model
 from fastbudget.datasets import StreamingStandardizer, make_checkerboard
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -65,7 +66,7 @@ def test_a_cli_model_warns_on_load_and_load_scaler_gives_the_cli_predictions(tmp
         type(clf).load(model)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        m2, sc2 = cli.load_model(str(model))
+        m2, sc2 = cli_load_model(str(model))
     np.testing.assert_array_equal(m2.predict(sc2(X)), ours)
 
 
@@ -116,4 +117,4 @@ def test_a_damaged_scaler_file(tmp_path, text, msg):
     with pytest.raises(fastbudget.ModelFormatError, match=msg):
         fastbudget.load_scaler(path)
     with pytest.raises(cli.CLIError, match=msg):
-        cli.load_model(str(path))
+        cli_load_model(str(path))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from fastbudget import cli
+from fastbudget.datasets.sniff import head_is_enough
 from fastbudget.datasets import _source, collect, read_csv
 from fastbudget.datasets.readers import RowLines
 
@@ -314,12 +315,12 @@ def test_cli_train_predict_evaluate_on_a_csv_with_comments(tmp_path, capsys):
 
 
 def test_cli_stdin_head_looks_past_comment_lines():
-    assert not cli._head_is_enough(b"a,b,label\n# comment\n")
-    assert not cli._head_is_enough(b"a,b,label\n  # comment\n\n1,2,")
-    assert cli._head_is_enough(b"a,b,label\n# comment\n1,2,A\n")
-    assert cli._head_is_enough(b"a,b,label\n# comment\n", comments=None)
-    assert not cli._head_is_enough(b"% c\na,b,label\n% c\n", comments="%")
-    assert cli._head_is_enough(b"% c\na,b,label\n% c\n1,2,A\n", comments="%")
+    assert not head_is_enough(b"a,b,label\n# comment\n")
+    assert not head_is_enough(b"a,b,label\n  # comment\n\n1,2,")
+    assert head_is_enough(b"a,b,label\n# comment\n1,2,A\n")
+    assert head_is_enough(b"a,b,label\n# comment\n", comments=None)
+    assert not head_is_enough(b"% c\na,b,label\n% c\n", comments="%")
+    assert head_is_enough(b"% c\na,b,label\n% c\n1,2,A\n", comments="%")
 
 
 def test_cli_learns_a_slow_stdin_feed_with_a_comment_after_the_header(tmp_path):

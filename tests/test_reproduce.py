@@ -1,7 +1,8 @@
 """``fastbudget reproduce``: tvm-table2 (subprocess, checked against in-process fits), the
-argument forwarding of the perf/ script hooks, ``reproduce all`` and ``--svc-n-max`` parsing."""
+options passed on to the modules of papers 001, 002 and 004, ``reproduce all`` and
+``--svc-n-max`` parsing."""
 import argparse
-import pathlib
+import importlib
 import re
 import subprocess
 import sys
@@ -10,7 +11,10 @@ import numpy as np
 import pytest
 
 from fastbudget import reproduce
-from test_cli import ROOT, error_line, run
+from fastbudget.reproduce import tvm
+from fastbudget.reproduce._common import run_stream
+
+from _cli import ROOT, error_line, run
 
 
 def _row(text, section, name):
@@ -22,11 +26,11 @@ def _row(text, section, name):
 
 def _svc_reference(name, n_max, n_test, n_svc=None):
     from sklearn.svm import SVC
-    Xa, ya, Xb, yb = reproduce.load_set(name, None, n_max, n_test)
+    Xa, ya, Xb, yb = tvm.load_set(name, None, n_max, n_test)
     if n_svc:
         idx = np.sort(np.random.default_rng(1000).permutation(len(ya))[:n_svc])
         Xa, ya = Xa[idx], ya[idx]
-    svc = SVC(C=100.0, **reproduce.kernel_params(name, Xa.shape[1])).fit(Xa, ya)
+    svc = SVC(C=100.0, **tvm.kernel_params(name, Xa.shape[1])).fit(Xa, ya)
     return int(svc.n_support_.sum()), 100 * svc.score(Xb, yb)
 
 
@@ -91,12 +95,12 @@ def test_table2_bad_svc_cap():
 
 
 def test_svc_caps_parsing():
-    assert reproduce._svc_caps(None) == {}
-    assert reproduce._svc_caps("500") == {None: 500}
-    assert reproduce._svc_caps("gauss=5,Waveform=7") == {"Gauss": 5, "Waveform": 7}
+    assert tvm._svc_caps(None) == {}
+    assert tvm._svc_caps("500") == {None: 500}
+    assert tvm._svc_caps("gauss=5,Waveform=7") == {"Gauss": 5, "Waveform": 7}
     for bad in ("x", "Gauss=", "Gauss=1"):
         with pytest.raises(ValueError):
-            reproduce._svc_caps(bad)
+            tvm._svc_caps(bad)
 
 
 def _ns(**kw):
@@ -116,54 +120,47 @@ def test_hook_arguments():
         "--reps", "2"]
 
 
-@pytest.mark.parametrize("script,flag", [("reproduce_span.py", "--seeds"),
-                                         ("reproduce_rueping.py", "--reps")])
-def test_hook_scripts_accept_forwarded_options(script, flag):
-    r = subprocess.run([sys.executable, str(ROOT / "perf" / script), "--help"],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("module,flag", [("span", "--seeds"), ("rueping", "--reps")])
+def test_paper_modules_accept_the_options_passed_on(module, flag, capsys):
+    mod = importlib.import_module(f"fastbudget.reproduce.{module}")
+    with pytest.raises(SystemExit) as exc:
+        mod.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
     for opt in ("--quick", "--data", "--out", "--quiet", flag):
-        assert opt in r.stdout, opt
+        assert opt in out, opt
 
 
-def test_hook_forwards_through_cli(tmp_path, monkeypatch):
+def _fake_mains(monkeypatch):
+    """Replace the ``main`` of the paper modules by one that records its arguments."""
     seen = []
-    real_run = subprocess.run
+    for module in ("span", "rueping", "streamsvm", "baselines"):
+        mod = importlib.import_module(f"fastbudget.reproduce.{module}")
+        monkeypatch.setattr(mod, "main",
+                            lambda argv, module=module: seen.append((module, list(argv))))
+    return seen
 
-    def fake_run(cmd, **kw):
-        if cmd[0] == "git":             # the report header's commit
-            return real_run(cmd, **kw)
-        seen.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0)
 
-    monkeypatch.setattr(reproduce.subprocess, "run", fake_run)
+def test_options_are_passed_on_through_cli(tmp_path, monkeypatch):
+    seen = _fake_mains(monkeypatch)
     args = _ns(name="rueping", orders=4, out=str(tmp_path), quiet=True, data_dir=str(tmp_path),
                argv=["rueping"])
     del args.orders_given          # run_cli works it out: --orders was given here
     assert reproduce.run_cli(args) == 0
-    cmd = seen[0]
-    assert cmd[1].endswith("perf/reproduce_rueping.py")
-    assert cmd[2:] == ["--data", str(tmp_path), "--reps", "4", "--out", str(tmp_path), "--quiet"]
+    assert seen == [("rueping", ["--data", str(tmp_path), "--reps", "4", "--out", str(tmp_path),
+                                 "--quiet"])]
     seen.clear()
     args = _ns(name="span", orders=None, out=str(tmp_path), quiet=True, quick=True,
                argv=["span"])
     del args.orders_given
     reproduce.run_cli(args)
-    assert "--seeds" not in seen[0] and "--quick" in seen[0]
-
-
-def _fake_hook_runs(monkeypatch):
-    seen = []
-    real_run = subprocess.run
-
-    def fake_run(cmd, **kw):
-        if cmd[0] == "git":             # the report header's commit
-            return real_run(cmd, **kw)
-        seen.append((cmd, kw.get("cwd")))
-        return subprocess.CompletedProcess(cmd, 0)
-
-    monkeypatch.setattr(reproduce.subprocess, "run", fake_run)
-    return seen
+    assert seen[0][0] == "span" and "--seeds" not in seen[0][1] and "--quick" in seen[0][1]
+    seen.clear()
+    args = _ns(name="baselines", orders=None, out=str(tmp_path), data_dir=str(tmp_path),
+               argv=["baselines"])
+    del args.orders_given
+    reproduce.run_cli(args)
+    assert seen == [("baselines", ["all", "--data", str(tmp_path)])]
 
 
 def _opt(cmd, flag):
@@ -171,18 +168,17 @@ def _opt(cmd, flag):
 
 
 @pytest.mark.parametrize("name", ["span", "rueping", "streamsvm"])
-def test_hook_paths_are_the_callers(tmp_path, monkeypatch, name):
-    # the script runs in the source tree; --out and --data-dir given relative to the
-    # caller's directory must not be read against the tree (the report landed in
-    # <tree>/OUT and the data was looked for in <tree>/DATA)
+def test_paths_passed_on_are_the_callers_made_absolute(tmp_path, monkeypatch, name):
+    # --out and --data-dir given relative to the caller's directory reach the module as
+    # absolute paths of that directory (the report names them)
     (tmp_path / "data").mkdir()
     monkeypatch.chdir(tmp_path)
-    seen = _fake_hook_runs(monkeypatch)
+    seen = _fake_mains(monkeypatch)
     args = _ns(name=name, orders=None, out="reports", data_dir="data", argv=[name])
     del args.orders_given
     assert reproduce.run_cli(args) == 0
-    (cmd, cwd), = seen
-    assert pathlib.Path(cwd) != tmp_path
+    (module, cmd), = seen
+    assert module == name
     out = _opt(cmd, "--out")
     if name == "streamsvm":
         assert out == str(tmp_path / "reports" / "streamsvm.md")
@@ -191,16 +187,30 @@ def test_hook_paths_are_the_callers(tmp_path, monkeypatch, name):
     assert _opt(cmd, "--data") == str(tmp_path / "data")
 
 
-def test_streamsvm_hook_writes_to_out(tmp_path, monkeypatch):
+def test_streamsvm_writes_to_out(tmp_path, monkeypatch):
     # --out was passed on only with --quick: without it the script wrote the source tree's
     # docs/results/streamsvm.md whatever --out said
-    seen = _fake_hook_runs(monkeypatch)
+    seen = _fake_mains(monkeypatch)
     for quick, fn in ((False, "streamsvm.md"), (True, "streamsvm_quick.md")):
         args = _ns(name="streamsvm", orders=None, out=str(tmp_path), quick=quick,
                    argv=["streamsvm"])
         del args.orders_given
         assert reproduce.run_cli(args) == 0
-        assert _opt(seen[-1][0], "--out") == str(tmp_path / fn)
+        assert _opt(seen[-1][1], "--out") == str(tmp_path / fn)
+
+
+@pytest.mark.parametrize("module", ["span", "rueping"])
+def test_quiet_paper_module_silences_only_its_own_run(module, monkeypatch, capsys, tmp_path):
+    """--quiet sends the module's progress lines to nowhere for its run only (run in the
+    command's process, it must leave standard output as it was)."""
+    mod = importlib.import_module(f"fastbudget.reproduce.{module}")
+    monkeypatch.setattr(mod, "_report", lambda args: print("progress line"))
+    before = sys.stdout
+    mod.main(["--quiet", "--out", str(tmp_path)])
+    assert sys.stdout is before
+    print("after")
+    mod.main(["--out", str(tmp_path)])
+    assert capsys.readouterr().out == "after\nprogress line\n"
 
 
 @pytest.mark.parametrize("skip", [False, True])
@@ -243,10 +253,10 @@ def test_figure3_quick_against_in_process(tmp_path):
     row = _row(text, "### Gauss", "TVM B=100")
     assert row[-2].startswith("[81.1;")           # the paper's Table 3 final point
     assert _row(text, "### Gauss", "TVM B=20")[-2].startswith("[81.3;")
-    Xa, ya, Xb, yb = reproduce.load_set("Gauss", None, 800, 2000)
+    Xa, ya, Xb, yb = tvm.load_set("Gauss", None, 800, 2000)
     cps = sorted(set(int(c) for c in np.geomspace(100, len(ya), 8)))
-    kp = reproduce.kernel_params("Gauss", Xa.shape[1])
-    acc, curve, _ = reproduce.run_stream(reproduce._tvm(100, 100.0, kp), Xa, ya, Xb, yb, 1000,
+    kp = tvm.kernel_params("Gauss", Xa.shape[1])
+    acc, curve, _ = run_stream(tvm._tvm(100, 100.0, kp), Xa, ya, Xb, yb, 1000,
                                          chunk=5000, checkpoints=cps)
     assert [float(v) for v in row[1:len(curve) + 1]] == pytest.approx(
         [a for _, a in curve], abs=0.051)
@@ -258,17 +268,17 @@ def test_adult_extra_row_holds_C_fixed(tmp_path, shared_data):
     run("reproduce", "tvm-table4", "--quick", "--n-max", 1500, "--sets", "Adult", "--orders", 1,
         "--data-dir", shared_data, "--out", tmp_path, "-q")
     text = (tmp_path / "tvm_table4_quick.md").read_text()
-    assert reproduce.ADULT_NOTE in text
-    Xa, ya, Xb, yb = reproduce.load_set("Adult", shared_data, 1500, 2000)
-    kp = reproduce.kernel_params("Adult", Xa.shape[1], "linear")
+    assert tvm.ADULT_NOTE in text
+    Xa, ya, Xb, yb = tvm.load_set("Adult", shared_data, 1500, 2000)
+    kp = tvm.kernel_params("Adult", Xa.shape[1], "linear")
     accs = {}
-    for row, control in (("Adult", True), (reproduce.ADULT_FIXED_C, False)):
-        accs[row] = reproduce.run_stream(reproduce._tvm(100, 1.0, kp, control_C=control),
+    for row, control in (("Adult", True), (tvm.ADULT_FIXED_C, False)):
+        accs[row] = run_stream(tvm._tvm(100, 1.0, kp, control_C=control),
                                          Xa, ya, Xb, yb, 1000)[0]
         cell = _row(text, "| data set |", row)[5]
         assert float(cell.split()[0]) == pytest.approx(accs[row], abs=0.051), row
         assert "[81.3;" in cell                       # both compared with the paper's Adult
-    assert accs["Adult"] != accs[reproduce.ADULT_FIXED_C]
+    assert accs["Adult"] != accs[tvm.ADULT_FIXED_C]
 
 
 def test_index_replaces_only_its_own_readme(tmp_path, capsys):

@@ -1,8 +1,6 @@
 """SVIncrementalClassifier (paper 004): every batch solve is the exact weighted SVM on the old
 support vectors (weighted as documented) plus the batch; weights over several batches;
 persistence; errors; Sec. 4.1 concept-change behaviour."""
-import importlib.util
-import pathlib
 import pickle
 
 import numpy as np
@@ -10,16 +8,11 @@ import pytest
 
 from fastbudget.engine import CapacityError
 from fastbudget.estimators.rueping import SVIncrementalClassifier
+# the Sec. 4.1 data exactly as the reproduction (fastbudget.reproduce.rueping) draws it
+from fastbudget.reproduce.rueping import sec41_draw
 
 from _helpers import assert_same_state, model_state
 from reference import svm_reference as ref
-
-# the Sec. 4.1 data exactly as the reproduction (perf/reproduce_rueping.py) draws it
-_spec = importlib.util.spec_from_file_location(
-    "reproduce_rueping", pathlib.Path(__file__).resolve().parents[1] / "perf" / "reproduce_rueping.py")
-_repro = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_repro)
-sec41_draw = _repro.sec41_draw
 
 
 def _reference_run(batches, C, L, kernel, gamma):

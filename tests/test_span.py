@@ -228,7 +228,7 @@ def test_margin_trigger_learns_margin_violators_only():
 
 def test_span_ahead_of_lru_on_static_gaussians():
     """Paper 002 Fig. 1(a): two overlapping 3-D Gaussians, 5 % label noise, static, the
-    settings of perf/reproduce_span.py (C = 1, update on margin violations). Mean test
+    settings of fastbudget/reproduce/span.py (C = 1, update on margin violations). Mean test
     accuracy over seeds and small memory limits: the span policy is ahead of LRU. (The
     seeds differ from the report's.)"""
     acc = {"span": [], "lru": []}
@@ -249,7 +249,7 @@ def test_memory_never_exceeds_the_budget(drift, seed):
     vector, and it must be the one dropped to make room. Counting only status R as
     droppable let the memory grow past budget + 1 slots and an arrival was written over a
     live slot, or the stream stopped with "no example can absorb the equality constraint"
-    (perf/reproduce_span.py, N = 5, LRU, these streams): after every arrival the live slots
+    (fastbudget/reproduce/span.py, N = 5, LRU, these streams): after every arrival the live slots
     are at most ``budget`` and the model is the exact SVM on them."""
     n = 400
     X, y = make_drifting_gaussians(n, drift=(np.pi / 2) / n if drift else 0.0,

@@ -526,7 +526,7 @@ def test_prediction_leaves_state_as_is_and_works_on_read_only_state(id_, factory
 def test_memory_bytes_is_the_size_of_the_state_arrays(id_, factory):
     """Every learner has memory_bytes(), the bytes of the arrays it holds (not classes_ or
     the rollback buffer), after fit and as the stream goes on; the command line prints it."""
-    from fastbudget.cli import _memory
+    from fastbudget.cli._learners import memory_text as _memory
 
     est, X, y = _fitted(factory)
     assert est.memory_bytes() == sum(a.nbytes for a in live_arrays(est))

@@ -1,7 +1,7 @@
-"""Fixes from a tester's report on the command line: ``predict -o`` (the input file, partial
-output, '-', ''), the CSV reading options kept with the model, headers of numbers, sparse
-LIBSVM on standard input, the scaler sidecar of ``update``, standard input that arrives
-slowly, and small messages."""
+"""How the command line reads its data: the format told by name or content (ambiguous
+extensions .t, .tr, .dat; single fields), CSV separators, headers and decimal commas, the CSV
+options kept beside a model, LIBSVM on standard input (its width, slow arrival), quoted
+fields, damaged gzip files and indices beyond the inferred width."""
 import json
 import os
 import subprocess
@@ -13,105 +13,99 @@ import pytest
 
 import fastbudget
 from fastbudget.datasets import make_checkerboard
+from fastbudget.datasets.sniff import sniff_format
 
-from test_cli import ROOT, error_line, run
-
-# these tests load models the command line trained and check them in-process, on rows they
-# standardise themselves; load's warning to do so is tested in test_load_scaler.py
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*trained by the command line on standardised rows:UserWarning")
+from _cli import ROOT, SCALER_WARNING_IGNORED, error_line, run, write_libsvm, write_rows
+from _cli import small  # noqa: F401 (a fixture)
 
 
-def write_rows(path, X, y, header="x0,x1,label", label_first=False):
-    with open(path, "w") as f:
-        if header:
-            f.write(header + "\n")
-        for row, lab in zip(X, y):
-            vals = [f"{v:.17g}" for v in row]
-            lab = f"{lab:g}"
-            f.write(",".join([lab] + vals if label_first else vals + [lab]) + "\n")
+pytestmark = SCALER_WARNING_IGNORED
 
 
-@pytest.fixture(scope="module")
-def small(tmp_path_factory):
-    """A perceptron trained on a 300-row CSV (header x0,x1,label), not standardised."""
-    d = tmp_path_factory.mktemp("bugs")
-    X, y = make_checkerboard(300, noise=0.0, random_state=4)
-    write_rows(d / "a.csv", X, y)
-    run("train", "perceptron", d / "a.csv", "-o", d / "m.npz", "--standardize", "none", "-q")
-    return d, X, y
+def test_tr_table_with_header_is_read_as_text(tmp_path):
+    """Ripley's synth.tr: a whitespace table with the header 'xs ys yc'."""
+    X, y = make_checkerboard(60, random_state=1)
+    path = tmp_path / "synth.tr"
+    path.write_text("    xs            ys       yc\n" + "".join(
+        f"  {a: .8f}  {b: .8f}    {int(lab > 0)}\n" for (a, b), lab in zip(X, y)))
+    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q")
+    assert "60 examples x 2 features" in out
+    assert "(csv)" in run("evaluate", tmp_path / "m.npz", path, "-q")[1]
 
 
-# ----------------------------------------------------------------------------- 1. predict -o
-def test_predict_refuses_to_overwrite_its_input(small, tmp_path):
-    d, X, y = small
-    v = tmp_path / "v.csv"
-    v.write_bytes((d / "a.csv").read_bytes())
-    before = v.read_bytes()
-    line = error_line("predict", d / "m.npz", v, "-o", v)
-    assert "is the input data" in line and "another output file" in line
-    assert v.read_bytes() == before
-    # the same file under another name (a symbolic link) is the same file
-    link = tmp_path / "link.csv"
-    link.symlink_to(v)
-    line = error_line("predict", d / "m.npz", link, "-o", v)
-    assert "is the input data" in line
-    assert v.read_bytes() == before
-    # nor through standard input
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    with open(v, "rb") as f:
-        r = subprocess.run([sys.executable, "-m", "fastbudget.cli", "predict", str(d / "m.npz"),
-                            "-", "-o", str(v)], stdin=f, capture_output=True, env=env,
-                           timeout=300)
-    assert r.returncode == 2 and "is the input data (standard input)" in r.stderr.decode()
-    assert v.read_bytes() == before
-    # nor a model saved over the data
-    line = error_line("train", "perceptron", v, "-o", v)
-    assert "is the input data" in line
-    line = error_line("update", d / "m.npz", v, "-o", v)
-    assert "is the input data" in line
-    assert v.read_bytes() == before
-    # nor the model file
-    model = (d / "m.npz").read_bytes()
-    line = error_line("predict", d / "m.npz", v, "-o", d / "m.npz")
-    assert "is the model file" in line
-    assert (d / "m.npz").read_bytes() == model
+@pytest.mark.parametrize("name", ["test.t", "train.tr", "train.dat", "test.t.gz"])
+def test_libsvm_with_ambiguous_extension_is_still_libsvm(tmp_path, name):
+    X, y = make_checkerboard(50, random_state=2)
+    plain = tmp_path / "plain.svm"
+    write_libsvm(plain, X, y)
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        import gzip
+        path.write_bytes(gzip.compress(plain.read_bytes()))
+    else:
+        path.write_bytes(plain.read_bytes())
+    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q")
+    assert "50 examples x 2 features" in out
+    assert "(libsvm)" in run("evaluate", tmp_path / "m.npz", path, "-q")[1]
 
 
-def test_predict_output_is_replaced_whole_or_not_at_all(small, tmp_path):
-    d, X, y = small
-    out = tmp_path / "pred.txt"
-    run("predict", d / "m.npz", d / "a.csv", "-o", out)
-    good = out.read_text()
-    want = fastbudget.load(d / "m.npz").predict(X)
-    assert good.split() == [f"{v:g}" for v in want]
-    lines = (d / "a.csv").read_text().split("\n")
-    lines[201] = "not,a,number"                  # line 202, in the fifth chunk of 50
-    bad = tmp_path / "bad.csv"
-    bad.write_text("\n".join(lines))
-    line = error_line("predict", d / "m.npz", bad, "-o", out, "--chunk-size", 50)
-    assert "line 202" in line
-    assert out.read_text() == good              # the previous output, not the first 200 rows
-    assert sorted(os.listdir(tmp_path)) == ["bad.csv", "pred.txt"]    # no temporary file left
+def test_sniff_format_single_fields():
+    assert sniff_format(b"1\n-1 3:2\n", "x") == "libsvm"     # a label, no features
+    assert sniff_format(b"a;b;label\n1;2;0\n", "x") == "csv"
+    assert sniff_format(b"1;2;0\n", "x") == "csv"
+    assert sniff_format(b"a|b|c\n", "x") == "csv"
 
 
-def test_predict_dash_is_stdout_and_empty_output_is_refused(small, tmp_path):
-    d, X, y = small
-    _, out, _ = run("predict", d / "m.npz", d / "a.csv", "-o", "-", cwd=tmp_path)
-    assert out.split() == [f"{v:g}" for v in fastbudget.load(d / "m.npz").predict(X)]
-    assert not (tmp_path / "-").exists()
-    for args in (("predict", d / "m.npz", d / "a.csv", "-o", ""),
-                 ("train", "perceptron", d / "a.csv", "-o", ""),
-                 ("update", d / "m.npz", d / "a.csv", "-o", ""),
-                 ("prequential", "perceptron", d / "a.csv", "--no-plot", "--save", "",
-                  "--out", tmp_path / "pq")):
-        code, out, err = run(*args, ok=False, cwd=tmp_path)
-        assert code == 2 and "Traceback" not in err
-        assert "needs a file name" in err, err
-    assert os.listdir(tmp_path) == []           # no ./.scaler.json, no '-', no curve
+def test_semicolon_csv_is_read(tmp_path):
+    X, y = make_checkerboard(40, random_state=3)
+    path = tmp_path / "excel.csv"
+    path.write_text("a;b;label\n" + "".join(
+        f"{a:.6f};{b:.6f};{lab:g}\n" for (a, b), lab in zip(X, y)))
+    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q",
+                    "--standardize", "none")
+    assert "40 examples x 2 features" in out
+    model = fastbudget.load(tmp_path / "m.npz")
+    assert list(model.classes_) == [-1.0, 1.0]
+    assert model.n_features_in_ == 2
 
 
-# ----------------------------------------------------------------------------- 2. CSV options
+def test_decimal_comma_is_named(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_text("a;b;label\n0,5;1,25;1\n2,5;3;-1\n")
+    line = error_line("train", "tvm", path, "-o", tmp_path / "m.npz")
+    assert "line 2" in line and "'0,5'" in line and "decimal comma" in line
+
+
+def test_other_separator_says_delimiter(tmp_path):
+    path = tmp_path / "pipes.txt"
+    path.write_text("a|b|label\n1|2|0\n3|4|1\n5|1|0\n")
+    line = error_line("train", "tvm", path, "-o", tmp_path / "m.npz")
+    assert "no feature columns" in line and "--delimiter" in line
+    _, out, _ = run("train", "tvm", path, "--delimiter", "|", "-o", tmp_path / "m.npz", "-q")
+    assert "3 examples x 2 features" in out
+
+
+def test_predict_on_unlabelled_csv_rows_says_to_pass_label_column_none(tmp_path):
+    """predict on a CSV of feature columns only (no label) reads the last feature as the
+    label and then finds one feature too few: the error said only '1 features but the model
+    was trained on 2', not that such rows need --label-column none. With it they predict."""
+    X, y = make_checkerboard(40, random_state=4)
+    rows = [f"{a:.6f},{b:.6f},{int(c)}" for (a, b), c in zip(X, y)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "u.csv").write_text("\n".join(r.rsplit(",", 1)[0] for r in rows) + "\n")
+    run("train", "tvm", tmp_path / "a.csv", "--budget", 10, "-o", tmp_path / "m.npz", "-q")
+    line = error_line("predict", tmp_path / "m.npz", tmp_path / "u.csv")
+    assert "has 1 features but the model was trained on 2" in line
+    assert "--label-column none" in line
+    code, out, err = run("predict", tmp_path / "m.npz", tmp_path / "u.csv", "--label-column", "none")
+    assert len(out.split()) == 40
+    # a wrong width that a missing label cannot explain, or a command that needs the labels,
+    # gets no such advice
+    (tmp_path / "w.csv").write_text("\n".join(r + ",0.5" for r in rows) + "\n")
+    assert "--label-column none" not in error_line("predict", tmp_path / "m.npz", tmp_path / "w.csv")
+    assert "--label-column none" not in error_line("evaluate", tmp_path / "m.npz", tmp_path / "u.csv")
+
+
 def test_label_column_and_delimiter_are_kept_with_the_model(tmp_path):
     X, y = make_checkerboard(400, noise=0.0, random_state=6)
     X = np.column_stack([X, X[:, 0] * X[:, 1]])
@@ -153,7 +147,6 @@ def test_label_column_and_delimiter_are_kept_with_the_model(tmp_path):
     assert "warning" not in err
 
 
-# ----------------------------------------------------------------------------- 3. headers
 def test_reader_header_of_numbers_above_numeric_labels():
     import io
     from fastbudget.datasets import read_csv
@@ -202,7 +195,6 @@ def test_thyroid_header_is_not_a_class(tmp_path, shared_data):
     assert "on 215 examples" in out
 
 
-# ----------------------------------------------------------------------------- 4. LIBSVM stdin
 def _sparse_stdin(n=60, d=9, later=12):
     """LIBSVM rows over features 1..d, then rows that also use feature ``later`` > d."""
     rng = np.random.default_rng(2)
@@ -249,30 +241,6 @@ def test_stdin_errors_name_stdin(tmp_path):
     assert line.startswith("fastbudget: error: <stdin>, line 3: value in feature column 1 'x'")
 
 
-# ----------------------------------------------------------------------------- 5. no sidecar
-def test_update_without_sidecar_keeps_the_note(small, tmp_path):
-    d, X, y = small
-    nos = tmp_path / "nos.npz"
-    nos.write_bytes((d / "m.npz").read_bytes())            # copied without its sidecar
-    _, out, err = run("update", nos, d / "a.csv")
-    assert "no nos.npz.scaler.json beside the model" in err
-    assert "without nos.npz.scaler.json" in out
-    assert not (tmp_path / "nos.npz.scaler.json").exists()
-    _, _, err = run("predict", nos, d / "a.csv")
-    assert "no nos.npz.scaler.json beside the model" in err      # still said
-    # saved elsewhere: the sidecar of the file it replaces no longer belongs to it
-    other = tmp_path / "other.npz"
-    other.write_bytes((d / "m.npz").read_bytes())
-    (tmp_path / "other.npz.scaler.json").write_bytes((d / "m.npz.scaler.json").read_bytes())
-    run("update", nos, d / "a.csv", "-o", other, "-q")
-    assert not (tmp_path / "other.npz.scaler.json").exists()
-    ref = fastbudget.load(nos)
-    ref.partial_fit(X, y)                                      # the data as given
-    np.testing.assert_array_equal(fastbudget.load(other).decision_function(X),
-                                  ref.decision_function(X))
-
-
-# ----------------------------------------------------------------------------- 6. slow stdin
 def _slow_stdin(parts, *args, pause=1.0):
     """Run the command line with ``parts`` written to its standard input ``pause`` seconds
     apart (a feed whose first line arrives alone)."""
@@ -317,33 +285,6 @@ def test_slow_stdin_is_read_as_a_fast_one(tmp_path, parts, classes):
                                   fastbudget.load(tmp_path / "f.npz").decision_function([[1, 2]]))
 
 
-# ----------------------------------------------------------------------------- 7. small ones
-def test_one_vs_rest_note_matches_the_model(small, tmp_path):
-    d, X, y = small
-    for extra in (["--multiclass"], ["--classes", "1,-1,1"]):
-        _, _, err = run("train", "perceptron", d / "a.csv", "--budget", 20, *extra,
-                        "-o", tmp_path / "m.npz")
-        model = fastbudget.load(tmp_path / "m.npz")
-        learners = getattr(model, "estimators_", [model])
-        assert model.classes_.tolist() == [-1, 1]
-        assert [e.budget for e in learners] == [20]
-        assert "2 learners" not in err and "40 in all" not in err
-        if extra == ["--multiclass"]:
-            assert "1 learner with a budget of 20" in err
-
-
-def test_prequential_out_that_is_a_file_and_negative_seed(small, tmp_path):
-    d, X, y = small
-    f = tmp_path / "taken"
-    f.write_text("keep")
-    line = error_line("prequential", "perceptron", d / "a.csv", "--out", f, "--no-plot")
-    assert f"--out {f} is a file, not a directory" in line
-    assert f.read_text() == "keep"
-    line = error_line("train", "perceptron", "gen:gauss", "--n", 100, "--seed", -1,
-                      "-o", tmp_path / "m.npz")
-    assert "--seed" in line and "at least 0" in line
-
-
 def test_quoted_fields_are_refused_with_a_message(tmp_path):
     path = tmp_path / "q.csv"
     path.write_text('"a","b","label"\n1,2,"1"\n3,4,"0"\n5,6,"1"\n')
@@ -360,7 +301,6 @@ def test_quoted_fields_are_refused_with_a_message(tmp_path):
     assert fastbudget.load(tmp_path / "m.npz").classes_.tolist() == ["no", "yes"]
 
 
-# ----------------------------------------------------------------------------- issue 30
 def test_corrupt_gzip_names_the_file(small, tmp_path):
     """One flipped byte inside a .gz gave "unexpected error: Error -3 while decompressing
     data ... please report it" without the file; now one line naming the file, for a
@@ -403,76 +343,3 @@ def test_libsvm_index_beyond_the_inferred_bound_names_its_line(tmp_path):
     line = error_line("train", "perceptron", tmp_path / "over.svm", "-o", tmp_path / "m.npz")
     assert "over.svm, line 2:" in line
     assert not (tmp_path / "m.npz").exists()
-
-
-def test_predict_on_an_empty_file_refuses(small, tmp_path):
-    d, X, y = small
-    for text in ("", "x0,x1,label\n", "# nothing\n\n"):
-        (tmp_path / "e.csv").write_text(text)
-        line = error_line("predict", d / "m.npz", tmp_path / "e.csv", "-o", tmp_path / "p.txt")
-        assert "holds no data rows" in line
-        assert not (tmp_path / "p.txt").exists()
-        code, out, err = run("predict", d / "m.npz", tmp_path / "e.csv", ok=False)
-        assert code == 2 and out == ""
-
-
-def _fail_writes(monkeypatch, after=0):
-    """np.savez (the model's writer) raises ENOSPC, as on a full disk, after ``after``
-    successful calls."""
-    import errno
-    calls = []
-    real = np.savez
-
-    def savez(*a, **k):
-        calls.append(1)
-        if len(calls) > after:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(*a, **k)
-    monkeypatch.setattr(np, "savez", savez)
-
-
-def _main(capsys, *args):
-    from fastbudget.cli import main
-    code = main([str(a) for a in args])
-    return code, capsys.readouterr().err
-
-
-@pytest.mark.parametrize("existing", [False, True])
-def test_failed_train_o_leaves_no_scaler_without_its_model(small, tmp_path, monkeypatch,
-                                                           capsys, existing):
-    """A disk that fills while 'train -o' saves: the error names the model file (it said
-    only '[Errno 28] No space left on device'), and the model file and its scaler sidecar
-    are both as they were (none for a new path; the old pair for an existing one), where
-    the sidecar used to be written first and left without its model. No temporary file
-    stays behind."""
-    d, X, y = small
-    out = tmp_path / "m.npz"
-    if existing:
-        run("train", "perceptron", d / "a.csv", "-o", out, "-q")
-        before = out.read_bytes(), (tmp_path / "m.npz.scaler.json").read_bytes()
-    _fail_writes(monkeypatch)
-    code, err = _main(capsys, "train", "perceptron", d / "a.csv", "--warmup-rows", "50",
-                      "-o", out, "-q")
-    assert code == 2
-    assert f"cannot write {str(out)!r}: No space left on device" in err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-    if existing:
-        assert (out.read_bytes(), (tmp_path / "m.npz.scaler.json").read_bytes()) == before
-    else:
-        assert sorted(os.listdir(tmp_path)) == []
-    assert not [f for f in os.listdir(tmp_path) if f.endswith((".tmp", ".lock"))]
-
-
-def test_failed_checkpoint_leaves_the_previous_pair(small, tmp_path, monkeypatch, capsys):
-    """--checkpoint-every: the first checkpoint is saved, the second fails (disk full):
-    the model and sidecar on disk are the first checkpoint's, consistent."""
-    d, X, y = small
-    out = tmp_path / "m.npz"
-    _fail_writes(monkeypatch, after=1)
-    code, err = _main(capsys, "train", "perceptron", d / "a.csv", "--chunk-size", "100",
-                      "--checkpoint-every", "100", "--standardize", "none", "-o", out, "-q")
-    assert code == 2 and "No space left on device" in err and str(out) in err
-    monkeypatch.undo()
-    m = fastbudget.load(out)
-    assert m.n_features_in_ == 2
-    assert json.loads((tmp_path / "m.npz.scaler.json").read_text())["mode"] == "none"

@@ -2,10 +2,10 @@
 
 Usage::
 
-    python perf/bench_baselines.py tradeoff [--n 100000] [--budget 100] [--repeats 3]
-    python perf/bench_baselines.py table34 [--data ../shared/data] [--orders 5]
-    python perf/bench_baselines.py table1  [--data ../shared/data] [--orders 20]
-    python perf/bench_baselines.py all     [--out results.md]
+    python -m fastbudget.reproduce.baselines tradeoff [--n 100000] [--budget 100] [--repeats 3]
+    python -m fastbudget.reproduce.baselines table34 [--data ../shared/data] [--orders 5]
+    python -m fastbudget.reproduce.baselines table1  [--data ../shared/data] [--orders 20]
+    python -m fastbudget.reproduce.baselines all     [--out results.md]
 
 ``tradeoff``: every budgeted learner (B = 100) on an N-Checkerboard stream (4x4 board,
 15 % flipped labels, noise-free test board, attributes standardised with the training
@@ -30,19 +30,19 @@ import sys
 import time
 
 import numpy as np
+from numba import njit
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-from fastbudget.datasets import (
+from ..datasets import (
     load_paper_dataset, make_checkerboard, make_gauss, make_streamsvm_synthetic, make_waveform,
 )
-from fastbudget.estimators.baselines import (
+from ..estimators.baselines import (
     BSGDClassifier, ForgetronClassifier, PegasosClassifier, PerceptronClassifier,
     RandomBudgetClassifier,
 )
-from fastbudget.kernels.kernel import RBF, kernel_row
+from ..kernels.kernel import RBF, kernel_row
 
-from numba import njit
+# the source tree (the default report and data directories are beside it)
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CB_GAMMA = 1.0 / (2 * 0.37)
 
@@ -252,7 +252,7 @@ def table1(data_dir, orders=20, lambdas=(1e-4,)):
         "### Paper 001, Table 1: Perceptron and Pegasos columns (linear, one pass)",
         "",
         f"Mean test accuracy (%) over {orders} random orders; paper value in brackets. Data "
-        "prepared as in perf/reproduce_streamsvm.py (synthetic sets: our generator at 85 % "
+        "prepared as in fastbudget.reproduce.streamsvm (synthetic sets: our generator at 85 % "
         "separability; MNIST: 5k subset, pixels / 255; Waveform standardised; w3a: w8a test "
         "file as stand-in). The paper does not give Pegasos' lambda.",
         "",
@@ -281,7 +281,7 @@ def table1(data_dir, orders=20, lambdas=(1e-4,)):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["tradeoff", "table34", "table1", "all"], nargs="?", default="tradeoff")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -291,7 +291,7 @@ def main():
     ap.add_argument("--orders", type=int, default=None)
     ap.add_argument("--lambdas", default="1e-4", help="comma-separated Pegasos lambdas for table1")
     ap.add_argument("--out", default=None)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     parts = []
     if a.what in ("tradeoff", "all"):
         parts.append(tradeoff(a.n, a.budget, a.repeats))

@@ -1,11 +1,4 @@
-"""Reproductions of the papers' tables and figures, as Markdown reports with PNG plots.
-
-``fastbudget reproduce NAME`` runs one entry of :data:`REGISTRY` and writes
-``<out>/<name>.md`` (and PNGs next to it). The paper's numbers are stored here as data, so
-every report shows our figure beside the paper's and the difference. Every report states the
-machine, date, commit, the exact command and which data differ from the paper's.
-
-Entries implemented here (paper 000, Wang & Vucetic, SDM 2009):
+"""Paper 000 (Wang & Vucetic, SDM 2009, Twin Vector Machines): its tables and figures.
 
 - ``tvm-table2``: training time and number of SVs/TVs of TVM (B = 100), LIBSVM
   (``sklearn.svm.SVC``) and IDSVM (our exact :class:`~fastbudget.IncrementalSVC`, stopped after
@@ -18,24 +11,26 @@ Entries implemented here (paper 000, Wang & Vucetic, SDM 2009):
   N and decision boundaries at N = 100, 1000, 10^4 and the end;
 - ``tvm-figure3``: accuracy against the number of examples for B = 20, 100, 500.
 
-Entries that run other engineers' scripts from ``perf/`` when the source tree is present:
-``streamsvm`` (paper 001 Table 1, Figure 3), ``span`` (paper 002, span vs LRU), ``rueping``
-(paper 004), ``baselines`` (Forgetron/Random/Perceptron/Pegasos columns).
+The paper's numbers are stored here as data, so every report shows our figure beside the
+paper's and the difference.
 """
 import copy
-import datetime
 import math
 import os
-import pathlib
-import platform
-import shlex
-import subprocess
-import sys
 import time
 
 import numpy as np
 
-__all__ = ["REGISTRY", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "run_cli"]
+from .. import plotting
+from ..datasets import (StreamingStandardizer, load_paper_dataset, make_checkerboard, make_gauss,
+                        make_waveform, stream_chunks)
+from ..estimators.baselines import RandomBudgetClassifier
+from ..estimators.idsvm import IncrementalSVC
+from ..estimators.tvm import TVMClassifier
+from ..engine import CapacityError, NumericalError
+from ..evaluate import holdout
+from ._common import FAILURES, _cell, _nanmean, _note, _progress, _skipped_line, header, safe_run
+
 
 # ----------------------------------------------------------------------------- paper data
 SETS = ("Adult", "Banana", "Checkerboard", "N-Checkerboard", "Covertype", "Gauss", "IJCNN",
@@ -146,14 +141,12 @@ CB_GAMMA = 1.0 / (2 * 0.37)
 
 # ----------------------------------------------------------------------------- data
 def _std_split(X, y, n_train):
-    from .datasets import StreamingStandardizer
     st = StreamingStandardizer(n_warmup=None).fit(X[:n_train])
     return st.transform(X[:n_train]), y[:n_train], st.transform(X[n_train:]), y[n_train:]
 
 
 def load_set(name, data_dir, n_max=None, n_test_max=None, seed=0):
     """Standardised (X_train, y_train, X_test, y_test) for one of the paper's 12 sets, or None."""
-    from .datasets import load_paper_dataset, make_checkerboard, make_gauss, make_waveform
     n_tr, n_te = PAPER_SIZES[name]
     if name in _LOADER_KEYS:
         if not data_dir:
@@ -193,60 +186,11 @@ def kernel_params(name, d, kernel="rbf"):
     return {"kernel": "linear"}
 
 
-def run_stream(make, Xa, ya, Xb, yb, order_seed, chunk=10_000, checkpoints=None):
-    """Train ``make()`` on a random order of the training set; final test accuracy (%) and,
-    with ``checkpoints`` (sorted example counts), the accuracy curve ``[(n, acc), ...]``."""
-    perm = np.random.default_rng(order_seed).permutation(len(ya))
-    clf = make()
-    curve = []
-    cps = list(checkpoints or [])
-    n = 0
-    classes = np.array([-1, 1])
-    while n < len(perm):
-        stop = min(len(perm), n + chunk)
-        if cps and cps[0] < stop:
-            stop = max(cps[0], n + 1)
-        idx = perm[n:stop]
-        clf.partial_fit(Xa[idx], ya[idx], classes=classes)
-        n = stop
-        while cps and cps[0] <= n:
-            curve.append((n, 100 * clf.score(Xb, yb)))
-            cps.pop(0)
-    acc = 100 * clf.score(Xb, yb)
-    if checkpoints and (not curve or curve[-1][0] != n):
-        curve.append((n, acc))
-    return acc, curve, clf
-
-
-FAILURES = []
-
-
-def safe_run(args, label, make, Xa, ya, Xb, yb, order_seed, **kw):
-    """:func:`run_stream`, but a learner failure is recorded (and shown in the report) as NaN."""
-    from . import CapacityError, NumericalError
-    try:
-        return run_stream(make, Xa, ya, Xb, yb, order_seed, **kw)
-    except (NumericalError, CapacityError, ValueError, ArithmeticError) as exc:
-        msg = f"{label}, order seed {order_seed}: {type(exc).__name__}: {' '.join(str(exc).split())}"
-        FAILURES.append(msg)
-        _note(args, "failed: " + msg)
-        return float("nan"), [], None
-
-
-def _failure_lines():
-    if not FAILURES:
-        return []
-    return ["", "## Failed runs (shown as missing values; reported to the learner's owner)", ""] + [
-        f"- {m}" for m in FAILURES]
-
-
 def _tvm(budget, C, kp, **extra):
-    from . import TVMClassifier
     return lambda: TVMClassifier(budget=budget, C=C, **kp, **extra)
 
 
 def _random(budget, C, kp, seed):
-    from . import RandomBudgetClassifier
     return lambda: RandomBudgetClassifier(budget=budget, C=C, random_state=seed, **kp)
 
 
@@ -286,65 +230,6 @@ def _extra_notes(res):
 
 
 # ----------------------------------------------------------------------------- reports
-def _git_commit():
-    root = pathlib.Path(__file__).resolve().parents[1]
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        if out.returncode == 0:
-            return out.stdout.strip() + (" (working tree modified)" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    from . import __version__
-    return f"fastbudget {__version__} (no git checkout)"
-
-
-def _machine():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} logical CPUs "
-            f"(shared with other jobs), Python {platform.python_version()}, "
-            f"NumPy {np.__version__}")
-
-
-def header(title, args, seconds, extra=()):
-    cmd = "fastbudget " + " ".join(shlex.quote(a) for a in args.argv)
-    lines = [f"# {title}", "",
-             f"- Command: `{cmd}`",
-             f"- Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; commit: "
-             f"{getattr(args, 'commit', None) or _git_commit()}",
-             f"- Machine: {_machine()}",
-             f"- Wall time of this run: {seconds:.0f} s",
-             f"- Stream orders per cell: {args.orders}" + (" (quick run)" if args.quick else "")]
-    lines += [f"- {e}" for e in extra]
-    return lines
-
-
-def _nanmean(v):
-    v = np.asarray(v, dtype=float)
-    return float(np.mean(v[~np.isnan(v)])) if np.any(~np.isnan(v)) else float("nan")
-
-
-def _cell(vals, paper):
-    v = np.asarray(vals, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return f"— [{paper}]"
-    m = float(np.mean(v))
-    sd = f" ± {np.std(v):.1f}" if v.size > 1 else ""
-    miss = f" ({v.size} of {len(vals)} runs)" if v.size < len(vals) else ""
-    return f"{m:.1f}{sd} [{paper}; {m - paper:+.1f}]{miss}"
-
-
 def _data_lines(rows):
     out = ["", "## Data (ours vs the paper's)", "", "| data set | train / test (ours) | train / test (paper) | note |",
            "|---|---|---|---|"]
@@ -372,16 +257,6 @@ def _settings(args):
     return sets, n_max, n_test
 
 
-def _progress(args, total, desc):
-    from .cli import progress
-    return progress(total, desc, unit="run", quiet=args.quiet)
-
-
-def _note(args, msg):
-    if not args.quiet:
-        print(msg, file=sys.stderr, flush=True)
-
-
 def _loaded(args, sets, n_max, n_test):
     data, skipped = {}, []
     for name in sets:
@@ -391,12 +266,6 @@ def _loaded(args, sets, n_max, n_test):
         else:
             data[name] = d
     return data, skipped
-
-
-def _skipped_line(skipped):
-    if not skipped:
-        return []
-    return ["", f"Not run (data files not found; pass `--data-dir`): {', '.join(skipped)}."]
 
 
 # ----------------------------------------------------------------------------- table 2
@@ -410,7 +279,6 @@ def _fit_timed(args, label, make, X, y, perm, chunk, seconds=None, capacity=None
     n_learned, stop, cpu_seconds)``, where ``stop`` is None, 'time' or 'capacity'; a learner
     failure is recorded as for :func:`safe_run` and gives ``(None, nan, n_learned, 'failed',
     nan)``."""
-    from . import CapacityError, NumericalError
     clf = make()
     classes = np.array([-1, 1])
     n, spent, cpu, stop = 0, 0.0, 0.0, None
@@ -462,7 +330,6 @@ def _svc_caps(spec):
 
 def _warm(X, y, kp, C):
     """Compile (or load from the on-disk cache) TVM's and IDSVM's paths before any timing."""
-    from . import IncrementalSVC, TVMClassifier
     n = min(300, len(y))
     TVMClassifier(budget=20, C=C, **kp).partial_fit(X[:n], y[:n], classes=[-1, 1])
     IncrementalSVC(C=C, capacity=n, **kp).partial_fit(X[:n], y[:n], classes=[-1, 1])
@@ -488,7 +355,6 @@ def _t2_paper_idsvm_time(p):
 def table2(args):
     from sklearn.svm import SVC
 
-    from . import IncrementalSVC
     t0 = time.perf_counter()
     sets, n_max, n_test = _settings(args)
     id_secs = args.idsvm_seconds if args.idsvm_seconds is not None else (
@@ -662,7 +528,7 @@ def table3(args):
                     "control of C; C = 100 (Adult 1); RBF delta = d/2 (checkerboards 0.37) on "
                     "standardised attributes. Random = exact SVM on a uniform sample of B = 100.",
                     "The paper's Forgetron, LIBSVM and IDSVM columns are quoted, not rerun "
-                    "(Forgetron/Random: `python perf/bench_baselines.py table34`)."])
+                    "(Forgetron/Random: `python -m fastbudget.reproduce.baselines table34`)."])
     lines += ["", "| data set | Random B=100 | " + " | ".join(f"TVM B={b}" for b in budgets)
               + " | paper LIBSVM | paper IDSVM | s per TVM run (B=" + str(budgets[-1]) + ") |",
               "|---|" + "---|" * (len(budgets) + 4)]
@@ -821,8 +687,6 @@ def table5(args):
 
 # ----------------------------------------------------------------------------- figure 2
 def figure2(args):
-    from . import TVMClassifier, plotting
-    from .datasets import make_checkerboard, stream_chunks
     t0 = time.perf_counter()
     n_total = args.n_max or (100_000 if args.quick else 10_000_000)
     S = 4.0 / math.sqrt(12.0)
@@ -838,26 +702,19 @@ def figure2(args):
     results = []
     for o in range(args.orders if args.orders and not args.quick else 1):
         clf = TVMClassifier(budget=100, C=100.0, gamma=CB_GAMMA)
-        curve, n, t_fit = [], 0, 0.0
         pics = {}
+
+        def snapshot(n, acc, model, pics=pics, first=(o == 0)):
+            if first and n in snaps:
+                pics[n] = (model.twin_vectors_.copy(), _snapshot_f(model))
+
         with _progress(args, n_total, f"tvm-figure2 order {o}") as bar:
-            for X, y in stream_chunks("checkerboard", n_total, 50_000, random_state=500 + o,
-                                      noise=0.15):
-                X = std(X)
-                i = 0
-                while i < len(y):
-                    nxt = next((c for c in cps if c > n), n_total)
-                    j = min(len(y), i + (nxt - n))
-                    t = time.perf_counter()
-                    clf.partial_fit(X[i:j], y[i:j], classes=[-1, 1])
-                    t_fit += time.perf_counter() - t
-                    bar.update(j - i)
-                    n += j - i
-                    i = j
-                    if n in cps:
-                        curve.append((n, 100 * clf.score(Xt, yt)))
-                        if o == 0 and n in snaps:
-                            pics[n] = (clf.twin_vectors_.copy(), _snapshot_f(clf))
+            stream = ((std(X), y) for X, y in stream_chunks(
+                "checkerboard", n_total, 50_000, random_state=500 + o, noise=0.15))
+            res = holdout(clf, stream, Xt, yt, classes=[-1, 1], checkpoints=cps,
+                          on_chunk=bar.update, on_checkpoint=snapshot)
+        curve = [(n, 100 * acc) for n, acc in res.curve]
+        n, t_fit = res.n_learned, res.fit_seconds
         results.append((curve, t_fit, clf, pics))
         _note(args, f"order {o}: final accuracy {curve[-1][1]:.2f} % after {n:,} ({t_fit:.0f} s)")
     curve0, t_fit0, clf0, pics = results[0]
@@ -894,7 +751,6 @@ class _Frozen:
     """Decision function of a TVM snapshot (copied arrays), for plotting later."""
 
     def __init__(self, clf):
-        import copy
         self._clf = copy.deepcopy(clf)
         self.twin_vectors_ = self._clf.twin_vectors_
 
@@ -909,7 +765,6 @@ def _snapshot_f(clf):
 def _figure2_png(pics, path, std):
     import matplotlib.pyplot as plt
 
-    from . import plotting
     fig, axes = plt.subplots(1, len(pics), figsize=(3.3 * len(pics), 3.5), squeeze=False)
     for ax, (n, (_Q, model)) in zip(axes[0], sorted(pics.items())):
         plotting.plot_boundary(model, None, title=f"N = {n:,}", transform=std, grid=200, ax=ax)
@@ -923,7 +778,6 @@ def _figure2_png(pics, path, std):
 
 # ----------------------------------------------------------------------------- figure 3
 def figure3(args):
-    from . import plotting
     t0 = time.perf_counter()
     sets, n_max, n_test = _settings(args)
     budgets = tuple(int(b) for b in args.budgets.split(",")) if args.budgets else (
@@ -977,156 +831,3 @@ def figure3(args):
     return lines
 
 
-# ----------------------------------------------------------------------------- hooks
-def _hook(script, extra):
-    """Run a perf/ script of the source tree (the other engineers' reproductions)."""
-    def run(args):
-        root = pathlib.Path(__file__).resolve().parents[1]
-        path = root / "perf" / script
-        if not path.exists():
-            raise ValueError(f"this reproduction runs {path}, which is not present (it ships with "
-                             f"the source tree: clone the repository and run from it).")
-        # the script runs in the source tree: read the caller's paths against the caller's
-        # working directory, not the tree's
-        args = copy.copy(args)
-        args.out = os.path.abspath(args.out)
-        if args.data_dir:
-            args.data_dir = os.path.abspath(args.data_dir)
-        cmd = [sys.executable, str(path)] + extra(args)
-        _note(args, "running: " + " ".join(shlex.quote(c) for c in cmd))
-        r = subprocess.run(cmd, cwd=str(root))
-        if r.returncode != 0:
-            raise ValueError(f"{script} failed with exit status {r.returncode}.")
-        return None
-    return run
-
-
-def _streamsvm_args(a):
-    out = ["--orders", str(1 if a.quick else a.orders * 4)]
-    if a.data_dir:
-        out += ["--data", a.data_dir]
-    if a.quick:
-        out += ["--sweep-orders", "5"]
-    out += ["--out", os.path.join(a.out, "streamsvm_quick.md" if a.quick else "streamsvm.md")]
-    return out
-
-
-def _script_args(count_flag):
-    """Arguments of perf/reproduce_span.py and perf/reproduce_rueping.py: --quick, --data,
-    --out, --quiet, and ``--orders K`` as the script's count of seeds/repetitions
-    (``count_flag``) when it was given."""
-    def make(a):
-        out = ["--quick"] if a.quick else []
-        if a.data_dir:
-            out += ["--data", a.data_dir]
-        if getattr(a, "orders_given", False):
-            out += [count_flag, str(a.orders)]
-        out += ["--out", a.out]
-        if a.quiet:
-            out += ["--quiet"]
-        return out
-    return make
-
-
-def _data_only(a):
-    return ["--data", a.data_dir] if a.data_dir else []
-
-
-REGISTRY = {
-    "tvm-table2": (table2, "Paper 000 Table 2: training time and # SVs of TVM B = 100, "
-                           "LIBSVM (SVC), IDSVM"),
-    "tvm-table3": (table3, "Paper 000 Table 3: RBF accuracy, TVM B = 20..500 and Random"),
-    "tvm-table4": (table4, "Paper 000 Table 4: polynomial and linear kernels, B = 100"),
-    "tvm-table5": (table5, "Paper 000 Table 5: TVM heuristic variants, B = 100"),
-    "tvm-figure2": (figure2, "Paper 000 Figure 2: 10^7 N-Checkerboard stream, boundaries"),
-    "tvm-figure3": (figure3, "Paper 000 Figure 3: accuracy vs examples, B = 20, 100, 500"),
-    "streamsvm": (_hook("reproduce_streamsvm.py", _streamsvm_args),
-                  "Paper 001 Table 1 and Figure 3 (perf/reproduce_streamsvm.py; writes "
-                  "<out>/streamsvm.md and streamsvm_table1.md; --orders x 4 orders)"),
-    "span": (_hook("reproduce_span.py", _script_args("--seeds")),
-             "Paper 002: span vs LRU (perf/reproduce_span.py; writes <out>/span.md; "
-             "--orders = seeds)"),
-    "rueping": (_hook("reproduce_rueping.py", _script_args("--reps")),
-                "Paper 004: Rüping's tables (perf/reproduce_rueping.py; writes "
-                "<out>/rueping.md; --orders = repetitions)"),
-    "baselines": (_hook("bench_baselines.py", lambda a: ["all"] + _data_only(a)),
-                  "Baseline columns of paper 000 Tables 3/4 and paper 001 Table 1 "
-                  "(perf/bench_baselines.py)"),
-}
-
-
-OWN = ("tvm-table2", "tvm-table3", "tvm-table4", "tvm-table5", "tvm-figure2", "tvm-figure3")
-
-
-def write_index(out):
-    """``<out>/README.md``: one line per report found in ``out``."""
-    lines = ["# Reproduction reports", "",
-             "Regenerate the paper 000 reports with `fastbudget reproduce all --data-dir DIR` "
-             "(add `--quick` for a small version of each; `--no-table2` skips tvm-table2, whose "
-             "LIBSVM and IDSVM columns take the longest, and `--svc-n-max` / `--idsvm-seconds` "
-             "bound them); each report names the exact command that produced it. The reports of "
-             "papers 001, 002 and 004 (streamsvm, span, rueping) are written by their scripts in "
-             "`perf/` (`fastbudget reproduce streamsvm`, `span`, `rueping` run them and pass on "
-             "`--data-dir`, `--out`, `--quiet` (span, rueping), and `--orders` as the scripts' "
-             "seeds or repetitions (streamsvm: 4 x `--orders` stream orders)).", ""]
-    for fn in sorted(os.listdir(out)):
-        if fn.endswith(".md") and fn != "README.md":
-            with open(os.path.join(out, fn)) as f:
-                title = f.readline().lstrip("# ").strip()
-            lines.append(f"- [{fn}]({fn}): {title}")
-    path = os.path.join(out, "README.md")
-    if os.path.exists(path):
-        with open(path, errors="replace") as f:
-            ours = f.readline().strip() == lines[0]
-        if not ours:            # someone's own README in --out: leave it, say so
-            print(f"fastbudget: note: {path} is not a fastbudget report index; left as it "
-                  f"is (the reports are beside it).", file=sys.stderr)
-            return
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
-def run_cli(args):
-    """``fastbudget reproduce NAME``: run one registry entry and write its report."""
-    if args.name == "list":
-        for k, (_f, doc) in REGISTRY.items():
-            print(f"{k:<12s} {doc}")
-        print(f"{'all':<12s} every paper 000 entry ({', '.join(OWN)}) and an index README.md "
-              f"(--no-table2 skips tvm-table2)")
-        return 0
-    if args.name == "all":
-        argv = getattr(args, "argv", None) or sys.argv[1:]
-        for name in OWN:
-            if name == "tvm-table2" and getattr(args, "no_table2", False):
-                continue
-            args.name = name
-            args.argv = [name if a == "all" else a for a in argv]
-            run_cli(args)
-        write_index(args.out)
-        return 0
-    if args.name not in REGISTRY:
-        raise ValueError(f"unknown reproduction {args.name!r}; choose one of "
-                         f"{', '.join(REGISTRY)} (or 'list').")
-    args.orders_given = getattr(args, "orders_given", args.orders is not None)
-    if args.orders is None:
-        args.orders = 1 if args.quick else 5
-    if args.orders < 1:
-        raise ValueError("--orders must be at least 1.")
-    args.argv = getattr(args, "argv", None) or sys.argv[1:]
-    if args.data_dir and not os.path.isdir(args.data_dir):
-        raise FileNotFoundError(2, "no such data directory", args.data_dir)
-    os.makedirs(args.out, exist_ok=True)
-    func = REGISTRY[args.name][0]
-    args.commit = _git_commit()          # at the start: the code that runs, not the one at the end
-    FAILURES.clear()
-    lines = func(args)
-    if lines is None:
-        return 0
-    lines += _failure_lines()
-    suffix = "_quick" if args.quick else ""
-    path = os.path.join(args.out, args.name.replace("-", "_") + suffix + ".md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"report written to {path}")
-    write_index(args.out)
-    return 0

@@ -1,7 +1,7 @@
-"""Fixes from a fresh-user audit of the command line: where an unknown label sits in the file,
-ambiguous file extensions (.t, .tr, .dat), ';'-separated CSV and decimal commas, counts that
-must be positive, and clear one-line messages for wrong inputs (no traceback, no 'please
-report')."""
+"""The command line's refusals and notes: a label outside the model's classes named by its
+line in the file, counts that must be positive, empty and one-class files, a chunk too small
+for gamma 'scale', unknown learners and files, the learner flags' help against the learners'
+own defaults, and one readable line for each (no traceback, no 'please report')."""
 import os
 
 import numpy as np
@@ -9,9 +9,16 @@ import pytest
 
 import fastbudget
 from fastbudget import cli
+from fastbudget.cli.errors import report
+from fastbudget.cli.options import COMMON_FLAGS
+from fastbudget.cli.parser import build_parser
 from fastbudget.datasets import make_checkerboard
 
-from test_cli import error_line, run, write_libsvm
+from _cli import SCALER_WARNING_IGNORED, error_line, run, write_libsvm
+from _cli import small  # noqa: F401 (a fixture)
+
+
+pytestmark = SCALER_WARNING_IGNORED
 
 
 def _line_of(path, text):
@@ -22,7 +29,6 @@ def _line_of(path, text):
     return hits[0]
 
 
-# ----------------------------------------------------------------------------- 1. label lines
 @pytest.fixture
 def new_label_csv(tmp_path):
     """A header, blank lines, and a label 7 that first appears in the third chunk of 10."""
@@ -73,72 +79,6 @@ def test_update_unknown_label_names_line_and_keeps_model(tmp_path):
     assert (tmp_path / "m.npz").read_bytes() == before
 
 
-# ----------------------------------------------------------------------------- 2. .t / .tr / .dat
-def test_tr_table_with_header_is_read_as_text(tmp_path):
-    """Ripley's synth.tr: a whitespace table with the header 'xs ys yc'."""
-    X, y = make_checkerboard(60, random_state=1)
-    path = tmp_path / "synth.tr"
-    path.write_text("    xs            ys       yc\n" + "".join(
-        f"  {a: .8f}  {b: .8f}    {int(lab > 0)}\n" for (a, b), lab in zip(X, y)))
-    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q")
-    assert "60 examples x 2 features" in out
-    assert "(csv)" in run("evaluate", tmp_path / "m.npz", path, "-q")[1]
-
-
-@pytest.mark.parametrize("name", ["test.t", "train.tr", "train.dat", "test.t.gz"])
-def test_libsvm_with_ambiguous_extension_is_still_libsvm(tmp_path, name):
-    X, y = make_checkerboard(50, random_state=2)
-    plain = tmp_path / "plain.svm"
-    write_libsvm(plain, X, y)
-    path = tmp_path / name
-    if name.endswith(".gz"):
-        import gzip
-        path.write_bytes(gzip.compress(plain.read_bytes()))
-    else:
-        path.write_bytes(plain.read_bytes())
-    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q")
-    assert "50 examples x 2 features" in out
-    assert "(libsvm)" in run("evaluate", tmp_path / "m.npz", path, "-q")[1]
-
-
-def test_sniff_format_single_fields():
-    assert cli._sniff_format(b"1\n-1 3:2\n", "x") == "libsvm"     # a label, no features
-    assert cli._sniff_format(b"a;b;label\n1;2;0\n", "x") == "csv"
-    assert cli._sniff_format(b"1;2;0\n", "x") == "csv"
-    assert cli._sniff_format(b"a|b|c\n", "x") == "csv"
-
-
-# ----------------------------------------------------------------------------- 3. ';' CSV
-def test_semicolon_csv_is_read(tmp_path):
-    X, y = make_checkerboard(40, random_state=3)
-    path = tmp_path / "excel.csv"
-    path.write_text("a;b;label\n" + "".join(
-        f"{a:.6f};{b:.6f};{lab:g}\n" for (a, b), lab in zip(X, y)))
-    _, out, _ = run("train", "tvm", path, "-o", tmp_path / "m.npz", "-q",
-                    "--standardize", "none")
-    assert "40 examples x 2 features" in out
-    model = fastbudget.load(tmp_path / "m.npz")
-    assert list(model.classes_) == [-1.0, 1.0]
-    assert model.n_features_in_ == 2
-
-
-def test_decimal_comma_is_named(tmp_path):
-    path = tmp_path / "excel.csv"
-    path.write_text("a;b;label\n0,5;1,25;1\n2,5;3;-1\n")
-    line = error_line("train", "tvm", path, "-o", tmp_path / "m.npz")
-    assert "line 2" in line and "'0,5'" in line and "decimal comma" in line
-
-
-def test_other_separator_says_delimiter(tmp_path):
-    path = tmp_path / "pipes.txt"
-    path.write_text("a|b|label\n1|2|0\n3|4|1\n5|1|0\n")
-    line = error_line("train", "tvm", path, "-o", tmp_path / "m.npz")
-    assert "no feature columns" in line and "--delimiter" in line
-    _, out, _ = run("train", "tvm", path, "--delimiter", "|", "-o", tmp_path / "m.npz", "-q")
-    assert "3 examples x 2 features" in out
-
-
-# ----------------------------------------------------------------------------- 4. counts
 @pytest.mark.parametrize("args", [("demo", "--n", 0), ("demo", "--n", -5),
                                   ("demo", "--exact-n", 0), ("demo", "--chunk-size", 0),
                                   ("demo", "--budget", 1),
@@ -150,22 +90,6 @@ def test_counts_must_be_positive(args):
     assert code == 2 and out == ""
     assert err.startswith(f"fastbudget: error: argument {args[-2]}: must be at least ")
     assert f"(see 'fastbudget {args[0]} --help')" in err
-
-
-# ----------------------------------------------------------------------------- 5. wrong inputs
-def test_output_checked_before_training(tmp_path):
-    X, y = make_checkerboard(30, random_state=4)
-    write_libsvm(tmp_path / "a.svm", X, y)
-    line = error_line("train", "tvm", tmp_path / "a.svm", "-o", tmp_path)
-    assert "is a directory; give a file name" in line
-    line = error_line("train", "tvm", tmp_path / "a.svm", "-o", tmp_path / "no" / "m.npz")
-    assert f"the directory {tmp_path / 'no'} does not exist" in line
-    run("train", "tvm", tmp_path / "a.svm", "-o", tmp_path / "m.npz", "-q")
-    line = error_line("update", tmp_path / "m.npz", tmp_path / "a.svm", "-o", tmp_path)
-    assert "is a directory" in line
-    line = error_line("prequential", "tvm", tmp_path / "a.svm", "--no-plot", "--out", tmp_path,
-                      "--save", tmp_path / "no" / "m.npz")
-    assert "does not exist" in line
 
 
 def test_header_only_and_empty_files_are_named(tmp_path):
@@ -217,37 +141,16 @@ def test_unknown_learner_before_reading_data(tmp_path):
 
 def test_file_not_found_keeps_its_own_message(capsys):
     exc = FileNotFoundError(2, "Data set 'banana': file 'x.txt' not found in '/d'", "/d/x.txt")
-    assert cli._report(exc) == 2
+    assert report(exc) == 2
     err = capsys.readouterr().err
     assert "Data set 'banana': file 'x.txt' not found in '/d': /d/x.txt" in err
-    assert cli._report(FileNotFoundError(2, os.strerror(2), "gone.csv")) == 2
+    assert report(FileNotFoundError(2, os.strerror(2), "gone.csv")) == 2
     assert "no such file: gone.csv" in capsys.readouterr().err
 
 
 def test_help_has_no_markup():
     _, out, _ = run("--help")
     assert "``" not in out and "fastbudget command line" in out
-
-
-def test_predict_on_unlabelled_csv_rows_says_to_pass_label_column_none(tmp_path):
-    """predict on a CSV of feature columns only (no label) reads the last feature as the
-    label and then finds one feature too few: the error said only '1 features but the model
-    was trained on 2', not that such rows need --label-column none. With it they predict."""
-    X, y = make_checkerboard(40, random_state=4)
-    rows = [f"{a:.6f},{b:.6f},{int(c)}" for (a, b), c in zip(X, y)]
-    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
-    (tmp_path / "u.csv").write_text("\n".join(r.rsplit(",", 1)[0] for r in rows) + "\n")
-    run("train", "tvm", tmp_path / "a.csv", "--budget", 10, "-o", tmp_path / "m.npz", "-q")
-    line = error_line("predict", tmp_path / "m.npz", tmp_path / "u.csv")
-    assert "has 1 features but the model was trained on 2" in line
-    assert "--label-column none" in line
-    code, out, err = run("predict", tmp_path / "m.npz", tmp_path / "u.csv", "--label-column", "none")
-    assert len(out.split()) == 40
-    # a wrong width that a missing label cannot explain, or a command that needs the labels,
-    # gets no such advice
-    (tmp_path / "w.csv").write_text("\n".join(r + ",0.5" for r in rows) + "\n")
-    assert "--label-column none" not in error_line("predict", tmp_path / "m.npz", tmp_path / "w.csv")
-    assert "--label-column none" not in error_line("evaluate", tmp_path / "m.npz", tmp_path / "u.csv")
 
 
 def test_learner_flags_say_their_defaults_which_are_the_learners():
@@ -258,8 +161,8 @@ def test_learner_flags_say_their_defaults_which_are_the_learners():
     import inspect
     import re
     helps = {a.dest: a.help or "" for a in
-             cli.build_parser()._subparsers._group_actions[0].choices["train"]._actions}
-    for flag in cli.COMMON_FLAGS:
+             build_parser()._subparsers._group_actions[0].choices["train"]._actions}
+    for flag in COMMON_FLAGS:
         text = helps[flag]
         assert "default" in text, flag
         for name, cls_name in cli.LEARNERS.items():
@@ -309,3 +212,29 @@ def test_span_and_svincremental_on_the_command_line(tmp_path, name, extra):
     run("update", model, data, "-o", tmp_path / "u.npz", "-q",
         *(extra[:2] if name == "svincremental" else ()))
     assert fastbudget.persist.load_model(tmp_path / "u.npz", _warn_scaler=False).n_features_in_ == 2
+
+
+def test_one_vs_rest_note_matches_the_model(small, tmp_path):
+    d, X, y = small
+    for extra in (["--multiclass"], ["--classes", "1,-1,1"]):
+        _, _, err = run("train", "perceptron", d / "a.csv", "--budget", 20, *extra,
+                        "-o", tmp_path / "m.npz")
+        model = fastbudget.load(tmp_path / "m.npz")
+        learners = getattr(model, "estimators_", [model])
+        assert model.classes_.tolist() == [-1, 1]
+        assert [e.budget for e in learners] == [20]
+        assert "2 learners" not in err and "40 in all" not in err
+        if extra == ["--multiclass"]:
+            assert "1 learner with a budget of 20" in err
+
+
+def test_prequential_out_that_is_a_file_and_negative_seed(small, tmp_path):
+    d, X, y = small
+    f = tmp_path / "taken"
+    f.write_text("keep")
+    line = error_line("prequential", "perceptron", d / "a.csv", "--out", f, "--no-plot")
+    assert f"--out {f} is a file, not a directory" in line
+    assert f.read_text() == "keep"
+    line = error_line("train", "perceptron", "gen:gauss", "--n", 100, "--seed", -1,
+                      "-o", tmp_path / "m.npz")
+    assert "--seed" in line and "at least 0" in line

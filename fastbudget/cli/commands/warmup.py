@@ -1,0 +1,12 @@
+"""``fastbudget warmup``: compile every learner now (fills Numba's on-disk cache)."""
+from ..._progress import note
+
+
+def run(opts, args):
+    """Run ``fastbudget warmup``; returns the exit status."""
+    from ... import warmup           # (imports every learner)
+    note("compiling every learner (first run only; later runs load the on-disk cache)...",
+         opts.quiet)
+    t = warmup(verbose=not opts.quiet)
+    print(f"warmup done in {t:.1f} s")
+    return 0
