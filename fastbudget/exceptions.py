@@ -10,6 +10,7 @@ import sys
 
 __all__ = [
     "CLIError",
+    "FormatError",
     "CapacityError",
     "CollapseWarning",
     "FeatureCountError",
@@ -115,6 +116,10 @@ class CollapseWarning(UserWarning):
 
 class CLIError(Exception):
     """An error reported as one line at the command line (exit status 2)."""
+
+
+class FormatError(ValueError):
+    """The format of a data source cannot be told, or is not one fastbudget reads."""
 
 
 _SKLEARN_NOT_FITTED = []

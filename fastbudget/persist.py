@@ -569,7 +569,7 @@ def _load_model(path, expected_class, _warn_scaler):
 load = load_model
 
 #: ``fastbudget train`` saves the standardisation of its input beside the model, in
-#: ``<model><SCALER_SUFFIX>`` (JSON; its fields are described in ``fastbudget.cli``).
+#: ``<model><SCALER_SUFFIX>`` (JSON; its fields are described in ``fastbudget.cli.scaler``).
 SCALER_SUFFIX = ".scaler.json"
 
 

@@ -16,11 +16,6 @@ import pathlib
 import fastbudget
 
 PACKAGE_DIR = pathlib.Path(fastbudget.__file__).parent
-# The command line's modules import one another (cli <-> reproduce <-> _cli_dask) on this
-# branch; the `cli` branch of the same redesign (issue 29) turns them into the packages
-# fastbudget/cli/ and fastbudget/reproduce/ without that cycle. Left out here until it is
-# merged; the merge removes this exclusion.
-EXCLUDED = {"fastbudget.cli", "fastbudget.reproduce", "fastbudget._cli_dask"}
 
 
 def _modules():
@@ -146,7 +141,7 @@ def _describe(cycles, graph):
 
 
 def test_the_package_modules_import_one_another_without_a_cycle():
-    graph = {m: edges - EXCLUDED for m, edges in import_graph().items() if m not in EXCLUDED}
+    graph = import_graph()
     cycles = find_cycles(graph)
     assert not cycles, "import cycles inside fastbudget:\n" + _describe(cycles, graph)
 
@@ -191,7 +186,7 @@ def test_every_public_exception_class_is_defined_in_the_exceptions_module():
     modules = _modules()
     elsewhere = {}
     for module, path in modules.items():
-        if module in EXCLUDED or module == "fastbudget.exceptions":
+        if module == "fastbudget.exceptions":
             continue
         names = [n for n in _exception_classes(ast.parse(path.read_text()))
                  if not n.startswith("_")]      # private control flow (e.g. a _Stop signal)

@@ -5,25 +5,13 @@ import numpy as np
 
 import fastbudget
 
+from .._registry import cli_learners
 from .._progress import note
 from .errors import CLIError
 from .values import labels_fmt, parse_class_weight, parse_classes, parse_kv, parse_value
 
-# The command line's list of learners, the one place it is kept in this package. The learner
-# registry (fastbudget/_registry.py, issue #29 item 2) replaces it: LEARNERS then maps each
-# registered name to its class name.
-LEARNERS = {
-    "tvm": "TVMClassifier",
-    "idsvm": "IncrementalSVC",
-    "streamsvm": "StreamSVMClassifier",
-    "random": "RandomBudgetClassifier",
-    "forgetron": "ForgetronClassifier",
-    "perceptron": "PerceptronClassifier",
-    "pegasos": "PegasosClassifier",
-    "bsgd": "BSGDClassifier",
-    "span": "SpanBudgetClassifier",
-    "svincremental": "SVIncrementalClassifier",
-}
+# The command line's learners: the package's registry (fastbudget/_registry.py), by name.
+LEARNERS = cli_learners()
 
 
 def check_learner(name):

@@ -3,7 +3,7 @@ labels that are not one of the model's classes (:func:`check_labels`)."""
 import numpy as np
 
 from .._progress import warn
-from ..datasets.readers import FeatureCountError
+from ..exceptions import FeatureCountError
 from .errors import CLIError, cli_wording, row_error, width_error
 from .values import labels_fmt, parse_classes
 

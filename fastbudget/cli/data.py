@@ -11,8 +11,9 @@ import numpy as np
 
 from .._progress import note, warn
 from ..datasets import StreamingStandardizer, read_csv, read_libsvm, stream_chunks
-from ..datasets.readers import FeatureCountError, RowLines
-from ..datasets.sniff import FormatError, detect_format
+from ..datasets.readers import RowLines
+from ..datasets.sniff import detect_format
+from ..exceptions import FeatureCountError, FormatError
 from ..persist import SCALER_SUFFIX
 from .errors import CLIError, cli_wording, no_rows, raise_row_error, row_error_like, width_error
 from .scaler import Scaler

@@ -5,9 +5,7 @@ error (:func:`skip_hint`), and readers' messages reworded with the options' name
 import os
 import sys
 
-
-class CLIError(Exception):
-    """An error reported as one line at the command line (exit status 2)."""
+from ..exceptions import CLIError
 
 
 def raise_row_error(line, exc):
@@ -76,7 +74,7 @@ def no_rows(desc):
 
 def report(exc, hint=""):
     """Turn an exception into one line on stderr (ending with ``hint``) and an exit status."""
-    from ..engine import CapacityError
+    from ..exceptions import CapacityError
     try:
         raise exc
     except CapacityError as exc:      # a full exact learner: expected, and the message says why

@@ -9,7 +9,8 @@ import fastbudget
 
 from .. import serving
 from .._progress import note
-from ..persist import ModelLockedError, model_lock
+from ..exceptions import ModelLockedError
+from ..persist import model_lock
 from .errors import CLIError
 from .scaler import SCALER_SUFFIX, Scaler
 

@@ -23,7 +23,8 @@ import os
 
 import numpy as np
 
-from ..persist import SCALER_SUFFIX, ModelFormatError, atomic_file, read_scaler_file
+from ..exceptions import ModelFormatError
+from ..persist import SCALER_SUFFIX, atomic_file, read_scaler_file
 from .errors import CLIError
 
 __all__ = ["Scaler", "SCALER_SUFFIX"]

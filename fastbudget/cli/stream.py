@@ -15,7 +15,7 @@ from .files import save_model
 from .scaler import SCALER_SUFFIX
 
 
-class Stop(Exception):
+class _Stop(Exception):
     """Raised by the signal handler of :func:`stoppable` to leave a blocking read."""
 
 
@@ -25,14 +25,14 @@ def stoppable():
 
     Yields a dict: set ``busy`` while the model or its file is being changed; a signal that
     arrives then is only recorded in ``signal`` (the caller stops after that step), a signal
-    at any other moment, e.g. while a read waits for a live feed, raises :class:`Stop`
+    at any other moment, e.g. while a read waits for a live feed, raises ``_Stop``
     at once. Outside the main thread (no handlers there) it only yields the dict."""
     state = {"busy": False, "signal": None}
 
     def handler(signum, frame):
         state["signal"] = signum
         if not state["busy"]:
-            raise Stop()
+            raise _Stop()
 
     old = {}
     if threading.current_thread() is threading.main_thread():
@@ -86,7 +86,7 @@ def learn_stream(model, chunks, classes, bar, where, checkpoint=None, every=None
                     n_saves += 1
                 state["busy"] = False
                 bar.update(X.shape[0])
-        except Stop:
+        except _Stop:
             pass
     sig = state["signal"]
     return n, t_fit, (None if sig is None else signal.Signals(sig).name), n_saves

@@ -15,14 +15,11 @@ rewords ``fmt=`` as ``--format``).
 import io
 import os
 
+from ..exceptions import FormatError
 from ._source import _reader, open_source
 from .readers import _is_number
 
 __all__ = ["FormatError", "detect_format", "sniff_format"]
-
-
-class FormatError(ValueError):
-    """The format of a data source cannot be told, or is not one fastbudget reads."""
 
 
 _LIBSVM_EXT = (".libsvm", ".svm", ".svmlight", ".scale")

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import __version__
 from .._progress import progress
-from ..engine import CapacityError, NumericalError
+from ..exceptions import CapacityError, NumericalError
 from ..evaluate import holdout, ordered_chunks
 
 

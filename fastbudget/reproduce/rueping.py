@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from ..datasets import load_paper_dataset
-from ..engine import NumericalError
+from ..exceptions import NumericalError
 from ..estimators.rueping import SVIncrementalClassifier
 from ._common import DEFAULT_DATA, DEFAULT_OUT, paper_main
 

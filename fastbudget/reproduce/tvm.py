@@ -27,7 +27,7 @@ from ..datasets import (StreamingStandardizer, load_paper_dataset, make_checkerb
 from ..estimators.baselines import RandomBudgetClassifier
 from ..estimators.idsvm import IncrementalSVC
 from ..estimators.tvm import TVMClassifier
-from ..engine import CapacityError, NumericalError
+from ..exceptions import CapacityError, NumericalError
 from ..evaluate import holdout
 from ._common import FAILURES, _cell, _nanmean, _note, _progress, _skipped_line, header, safe_run
 

@@ -15,7 +15,7 @@ from ..errors import CLIError
 from ..files import (check_not_input, check_out_dir, check_output, load_model, model_locks,
                      save_model)
 from ..options import LearnerOptions
-from ..stream import Stop, check_features, stoppable, until_stopped
+from ..stream import _Stop, check_features, stoppable, until_stopped
 
 
 def run(opts, args):
@@ -86,7 +86,7 @@ def _prequential(opts, args):
                 curve.add((step.n_tested, step.accuracy, step.window_accuracy))
                 bar.update(step.n_learned - (0 if last is None else last.n_learned))
                 last = step
-        except Stop:
+        except _Stop:
             pass
     wall = time.perf_counter() - t0
     stop = state["signal"]
