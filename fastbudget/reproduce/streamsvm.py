@@ -412,68 +412,179 @@ def main(argv=None):
     if png is not None:
         lines += ["", f"![lookahead sweep]({png.name})"]
     out.write_text("\n".join(lines) + "\n" + NOTES)
-    t1 = write_table1(out.with_name(out.stem + "_table1.md"), rows, args.orders)
+    t1 = write_table1(out.with_name(out.stem + "_table1.md"), rows, args.orders, _stamp())
     print(f"wrote {out}, {t1}" + (f" and {png}" if png else ""))
 
 
-# Why a row cannot match, from the experiments in streamsvm.md (same script, same run).
+# ---------------------------------------------------------------------- the Table 1 page
+#: (data set, column) -> (status, reason with the experiment's figure). The figures are those
+#: of ``streamsvm_table1_gaps.md`` (``perf/table1_gaps.py``, 20 orders, commit 5b4e268, 2026-11-25).
+COLUMNS = ("libSVM (batch)", "Algo-1", "Algo-2")
+_SYN = ("separability: the paper calls A, B and C \"about 85 % separable\" but its own libSVM "
+        "cells are 96.5 / 66.0 / 93.2 %; our generator at the stated 85 % gives 83-85 % for "
+        "all three. ")
 REASONS = {
-    "Synthetic A": "data: the paper's generator is not published; ours (separability 0.85, the "
-                   "stated value) gives a ~85 % Bayes rate for A, B and C alike, while the paper's "
-                   "own libSVM column (96.5 / 66.0 / 93.2) shows its three sets differ. Our batch "
-                   "l2-SVM sits at 83-85 %, so no StreamSVM variant can reach the paper's cells.",
-    "Synthetic B": "data: as Synthetic A (paper's libSVM 66.0 % says B was much harder than ours).",
-    "Synthetic C": "data: as Synthetic A; ours is ~85 % separable, the paper's C 93 %.",
-    "Waveform": "scaling: the MEB is the l2-SVM only when k(x, x) is constant; on unit-norm rows "
-                "Algo-2 matches the paper, on standardised rows it does not; Algo-1's spread over "
-                "orders (sd 5-9 points) is larger than the gap.",
-    "MNIST (0vs1)": "data size: 800 training digits of the 5k subset (paper 12,665); unit-norm rows "
-                    "reach the paper's Algo-2 within 1 point, Algo-1 spreads over orders.",
-    "MNIST (8vs9)": "data size: 800 training digits (paper 11,800); Figure 3's sweep shows Algo-2 "
-                    "still rising with L on this subset; Algo-1's sd over orders is 7-14 points.",
-    "IJCNN": "ordering/imbalance: 90.5 % of the test set is one class and Algo-2's ball is "
-             "order-dependent (sd 10-13 points over orders; some orders give near-constant "
-             "predictors); the paper reports one order.",
-    "w3a": "data: w3a is not in ../shared/data; the w8a.t stand-in has 3 % positives and both "
-           "algorithms sit at the majority rate (97 %), above the paper's 88.6 / 89.1 % (which "
-           "are below w3a's own majority rate).",
+    ("Synthetic A", "libSVM (batch)"): (
+        "closed", _SYN + "Set to 0.965 (the paper's libSVM cell) our batch linear SVM scores "
+        "96.55 %, and Algo-1 / Algo-2 96.22 / 96.24 % (paper 95.5 / 97.0): the whole row within "
+        "1 point."),
+    ("Synthetic A", "Algo-1"): (
+        "closed", "separability (see libSVM cell): at 0.965, Algo-1 96.22 ± 0.33 % over 20 "
+        "orders (no bias 96.45)."),
+    ("Synthetic A", "Algo-2"): (
+        "closed", "separability (see libSVM cell): at 0.965, Algo-2 96.24 ± 0.21 % (no bias "
+        "96.40)."),
+    ("Synthetic B", "libSVM (batch)"): (
+        "closed", _SYN + "Set to 0.66 our batch linear SVM scores 65.60 % (paper 66.0)."),
+    ("Synthetic B", "Algo-1"): (
+        "unexplained", "at separability 0.66 Algo-1 scores 57.34 ± 3.88 % (no bias 58.30), "
+        "8 points under our batch SVM where the paper's is 1.6 under its libSVM; moving both "
+        "clusters by r = 0.5 / 1 / 3 along the class direction gives 57.2 / 59.2 / 51.2. "
+        "The paper's generator is not published; its 200-point test set alone has a binomial "
+        "sd of 3.4 points."),
+    ("Synthetic B", "Algo-2"): (
+        "unexplained", "at separability 0.66 Algo-2 scores 56.95 ± 3.55 % (no bias 57.32; "
+        "offsets r = 0.5 / 1 / 3: 56.5 / 56.1 / 52.4). The paper's 68.5 is 2.5 above its own "
+        "libSVM, within the 3.3-point sd of a 200-point test set; ours stays 9 under batch."),
+    ("Synthetic C", "libSVM (batch)"): (
+        "closed", _SYN + "Set to 0.932 our batch linear SVM scores 93.00 % (paper 93.2)."),
+    ("Synthetic C", "Algo-1"): (
+        "unexplained", "at separability 0.932 Algo-1 scores 91.75 ± 0.74 %, 19 points above "
+        "the paper's. Moving the clusters off the origin (r = 0.5 / 1 / 3 along the class "
+        "direction) lowers Algo-1 and Algo-2 together (89.7 / 84.3 / 55.0 and 89.6 / 84.3 / "
+        "55.0), never to the paper's 73.1 beside 87.5. All the paper's one-pass learners "
+        "fall on C (Perceptron 77.0, Pegasos 55.0, LASVM 68.0), which two Gaussians do not "
+        "cause: its C differs in structure, not only in separability."),
+    ("Synthetic C", "Algo-2"): (
+        "unexplained", "at separability 0.932 Algo-2 scores 91.72 ± 0.69 %, 4.2 points above "
+        "the paper's; see Algo-1 for the offsets tried."),
+    ("Waveform", "libSVM (batch)"): (
+        "closed", "binary task: the paper does not say which class is positive. Linear SVC on "
+        "class 1 vs rest scores 89.20 % (paper 89.4); 0 vs rest (ours) 85.60, 2 vs rest "
+        "88.30, the pairs 91.7-96.0."),
+    ("Waveform", "Algo-1"): (
+        "closed", "binary task: on class 1 vs rest (the task that fits the libSVM cell), "
+        "standardised, b0 = 1, C = 1, Algo-1 scores 74.67 ± 9.05 % (paper 74.3) and Algo-2 "
+        "77.36 ± 4.18 (paper 78.4). On 0 vs rest no point of the C / bias / scaling grid comes "
+        "within 2 (best 71.72 at C = 0.1), and over 100 orders a 20-order mean spans "
+        "65.4-71.0 (5th-95th percentile)."),
+    ("MNIST (0vs1)", "Algo-1"): (
+        "closed", "preprocessing: rows centred on the training mean and scaled to unit norm "
+        "(Sec. 3's \"normalized inputs\"), with Algorithm 1 unbiased as printed, C = 1: "
+        "98.28 ± 0.56 % (paper 99.34). The same rows with the bias feature give 90.60 ± "
+        "14.02, unit rows without centring 91.50 (no bias) and 77.30 (b0 = 1). Not data "
+        "size: flat from 100 to 800 digits (76.1 to 77.3, unit rows, b0 = 1). The paper "
+        "does not mention centring; on IJCNN and w3a the same treatment falls to 43-56 %, "
+        "so the reproduction's defaults are not changed."),
+    ("MNIST (8vs9)", "Algo-1"): (
+        "closed", "preprocessing: centred, unit-norm rows, unbiased, C = 1: 83.08 ± 8.23 % "
+        "(paper 84.75); with the bias feature 64.47 ± 12.94, uncentred unit rows without "
+        "bias 61.02, and the 24 uncentred points of the C / bias / scaling grid 52.7-64.8. "
+        "Not data size (59.1 % at 100 and at 800 digits). Centring is not in the paper "
+        "(see 0 vs 1)."),
+    ("MNIST (8vs9)", "Algo-2"): (
+        "closed", "preprocessing: centred, unit-norm rows, unbiased, C = 1, L = 10: 93.53 ± "
+        "1.92 % (paper 94.7); or lookahead: L = 20 on the reproduction's unit rows gives "
+        "93.65 ± 2.55 (L = 10: 89.90 over the same orders, L = 50: 96.20). Not data size "
+        "(90.4 / 89.9 % at 100 / 800 digits)."),
+    ("IJCNN", "Algo-2"): (
+        "closed", "ordering: about half the orders give a near-majority predictor (test "
+        "majority 90.5 %; the paper's 87.81 is below it too) and the others predict 7-26 % "
+        "positives and score 71-85 %, so a 20-order mean moves by several points: over 100 "
+        "orders 83.42 ± 9.88 (median 88.48), 20-order means 79.5-86.8 (5th-95th "
+        "percentile); with seeds [7, k] the same setting gives 85.91 (within 2), no bias "
+        "with C = 0.01 86.95."),
+    ("w3a", "Algo-1"): (
+        "explained", "data: w3a is not in ../shared/data. On the w8a.t stand-in every grid "
+        "point (C 0.01-1000, bias or not, binary or unit rows) scores 93.9-97.0 % (majority "
+        "96.96 %), and on the first order the binary rows' models call 0-0.8 % of the test "
+        "set positive. The paper's 88.56 / 89.06 are "
+        "8 points below w3a's majority rate, so its models called far more points positive; "
+        "not reproducible without its file."),
+    ("w3a", "Algo-2"): (
+        "explained", "data: as Algo-1 (stand-in: 93.9-97.0 % over the grid, majority 96.96 %)."),
 }
 
+#: closing paragraph of the Table 1 page
+SUMMARY = """What the experiments change in the reading of Table 1 (`streamsvm_table1_gaps.md`):
 
-def write_table1(path, rows, n_orders):
-    """Paper 001 Table 1 cell by cell: paper, ours (raw and unit-norm rows), within 2 points?"""
+- **Synthetic A is reproduced** once the generator has the separability of the paper's own
+  libSVM cell (0.965) rather than the 85 % the paper states; B and C's libSVM cells too, but
+  not their one-pass cells: the paper's B and C streams differ from two Gaussians in a way
+  the paper does not describe.
+- **Waveform fits class 1 vs rest**, not our 0 vs rest: that task puts all three cells
+  within 1.1 points (89.20 / 74.67 / 77.36 against 89.4 / 74.3 / 78.4). The reproduction keeps
+  0 vs rest (the paper does not name the class).
+- **MNIST is reproduced with centred, unit-norm rows and the unbiased Algorithm 1**
+  (Sec. 3: normalized inputs, the unbiased case): at C = 1 all four StreamSVM cells are
+  within 1.7 points (98.28 / 98.80 / 83.08 / 93.53 against 99.34 / 99.71 / 84.75 / 94.7).
+  Centring is not stated in the paper and ruins IJCNN and w3a (43-56 %), so it stays an
+  experiment. It is not the data's size: accuracy is flat from 100 to 800 training digits.
+- **IJCNN's Algo-2 mean over 20 orders is itself uncertain by +-4 points**; the paper's
+  figure is inside that range.
+- The paper gives no C and no preprocessing for Table 1 (Sec. 3 assumes normalized inputs
+  and treats the unbiased case); the reproduction keeps C = 1, b0 = 1 and the scalings shown.
+"""
+
+
+def reason(name, column):
+    """(status, reason) of one Table 1 cell that is not within 2 points."""
+    return REASONS.get((name, column), ("not examined", ""))
+
+
+def write_table1(path, rows, n_orders, stamp=""):
+    """Write the cell-by-cell Table 1 page from :func:`main`'s results.
+
+    ``rows`` are that script's ``(name, d, n_train, n_test, how, res, base, seconds)`` tuples
+    (``res[scaling, L]`` accuracies over orders, ``base`` the batch baselines). A cell is
+    *within 2* when the raw or the unit-norm figure is within 2 points of the paper; every
+    other cell gets its status and the experiment behind it from ``REASONS``.
+    """
+    path = pathlib.Path(path)
     lines = [
         "# StreamSVM (paper 001) Table 1: cell by cell",
         "",
-        f"Generated by `fastbudget.reproduce.streamsvm` (`fastbudget reproduce streamsvm`; {_stamp()}), "
-        f"the same run as `streamsvm.md`; StreamSVM cells are means over {n_orders} random stream orders, "
-        "linear kernel, C = 1, b0 = 1, Algo-2 with L = 10. *ours* gives the raw and the "
-        "unit-norm-row scaling; a cell is **within 2** when either is within 2 points of the "
-        "paper. The libSVM cell compares with SVC (linear, C = 1) where n_train <= 5,000, else "
-        "with the batch l2-SVM (LinearSVC, squared hinge).",
+        f"Generated by `fastbudget.reproduce.streamsvm` (`fastbudget reproduce streamsvm`"
+        f"{'; ' + stamp if stamp else ''}), the same run as `streamsvm.md`; StreamSVM cells "
+        f"are means over {n_orders} random stream orders, linear kernel, C = 1, b0 = 1, Algo-2 "
+        "with L = 10. *ours* gives the raw and the unit-norm-row scaling; a cell is **within "
+        "2** when either is within 2 points of the paper. The libSVM cell compares with SVC "
+        "(linear, C = 1) where n_train <= 5,000, else with the batch l2-SVM (LinearSVC, "
+        "squared hinge). The status and reason of every other cell come from the experiments "
+        "of `streamsvm_table1_gaps.md` (`python perf/table1_gaps.py`): *closed* means an "
+        "experiment puts the cell within 2 points under a setting the paper does not state "
+        "(named in the reason; the reproduction's defaults are not changed for it), "
+        "*explained* that an experiment shows why our data cannot give the paper's figure, "
+        "*unexplained* that the experiments tried leave the gap open.",
         "",
-        "| Data set | column | paper | ours raw | ours unit | within 2 | reason when not |",
-        "|---|---|---|---|---|---|---|",
+        "| Data set | column | paper | ours raw | ours unit | within 2 | status | reason "
+        "(experiment: figure) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     n_ok = n_all = 0
+    count = {}
     for name, d, ntr, nte, how, res, base, ts in rows:
         p = PAPER[name]
         batch = base["svc"][0] if "svc" in base else base["l2svm"][0]
-        cells = [("libSVM (batch)", p[0], batch, None),
-                 ("Algo-1", p[1], 100 * res["raw", 1].mean(), 100 * res["unit", 1].mean()),
-                 ("Algo-2", p[2], 100 * res["raw", L_TABLE].mean(),
+        cells = [(COLUMNS[0], p[0], batch, None),
+                 (COLUMNS[1], p[1], 100 * res["raw", 1].mean(), 100 * res["unit", 1].mean()),
+                 (COLUMNS[2], p[2], 100 * res["raw", L_TABLE].mean(),
                   100 * res["unit", L_TABLE].mean())]
         for col, paper, raw, unit in cells:
             ok = abs(raw - paper) <= 2 or (unit is not None and abs(unit - paper) <= 2)
             n_ok += ok
             n_all += 1
+            status, why = ("within", "") if ok else reason(name, col)
+            count[status] = count.get(status, 0) + 1
             u = "—" if unit is None else f"{unit:.2f}"
             lines.append(f"| {name} | {col} | {paper} | {raw:.2f} | {u} | "
-                         f"{'yes' if ok else 'no'} | {'' if ok else REASONS[name]} |")
-    lines += ["", f"{n_ok} of {n_all} cells within 2 points. The experiments behind each reason "
-              "(scalings, lookahead sweep, spread over orders) are in `streamsvm.md`."]
+                         f"{'yes' if ok else 'no'} | {status} | {why} |")
+    lines += ["", f"{n_ok} of {n_all} cells within 2 points; of the others "
+              + ", ".join(f"{v} {k}" for k, v in count.items() if k != "within") + "."]
+    lines += ["", SUMMARY]
     path.write_text("\n".join(lines) + "\n")
     return path
+
 
 
 if __name__ == "__main__":
