@@ -2,8 +2,10 @@
 
 Run from the repository root::
 
-    python perf/probability.py --data-dir ../shared/data [--svc-n 20000] \
-        [--budgets N-Checkerboard=100 IJCNN1=100,1000] [--png docs/results/probability.png]
+    python perf/probability.py --data-dir ../shared/data [--before] \
+        [--budgets N-Checkerboard=100 IJCNN1=100,1000] \
+        [--svc-n N-Checkerboard=20000 IJCNN1=20000,0] [--split IJCNN1=20000] [--boot 1000] \
+        [--png docs/results/probability.png]
 
 Two data sets, both scored on *noisy* test labels (the labels a user sees):
 
@@ -14,16 +16,25 @@ Two data sets, both scored on *noisy* test labels (the labels a user sees):
 - IJCNN1: 49,990 training, 91,701 test examples (9.7 % positive), standardised, RBF
   delta = d / 2, C = 100.
 
-TVM (budgets ``--budgets``, default 100 on the board, 100 and 1,000 on IJCNN1) streams the
-training set in chunks of ``--chunk`` examples in a random order;
-its calibration map is fitted online, on each chunk's decision values before the chunk is
-learned (``fastbudget.calibration``). ``SVC(C=100, probability=True)`` (same kernel; Platt
-scaling by 5-fold cross-validation inside) is trained on the first ``--svc-n`` examples of the
-same order. Printed per model: log-loss, expected calibration error (ECE: 15 equal-width bins
-of the predicted P(y = +1), the weighted mean |mean prediction - positive rate|), Brier
-score, accuracy, and the training CPU seconds. The row "TVM, Platt only" scores TVM's decision
-values through the sigmoid stage of the same map (no isotonic stage), to show what the plain
-sigmoid gives. With ``--png`` a reliability diagram of both data sets is written.
+TVM (budgets ``--budgets``) streams the training set in chunks of ``--chunk`` examples in a
+random order; its calibration map is fitted online, on each chunk's decision values before
+the chunk is learned (``fastbudget.calibration``). ``SVC(C=100, probability=True)`` (same
+kernel; Platt scaling by 5-fold cross-validation inside) is trained on the first ``--svc-n``
+examples of the same order (0: all of them, the same data as TVM). With ``--split NAME=N``
+every model is also trained on the first N training examples and scored on the rest of the
+training file (the training distribution, which IJCNN1's test file does not follow).
+
+Printed per model: log-loss, expected calibration error (ECE) over 15 equal-width and over
+15 equal-mass bins of the predicted P(y = +1), with 95 % percentile bootstrap intervals over
+``--boot`` resamples of the scored examples (the same resamples for every model), the ECE
+floor (what perfectly calibrated predictions would show on that many examples), Brier score,
+accuracy, AUC, the best monotone log-loss (isotonic regression of the decision values fitted
+on the scored labels themselves: a bound only a better ranking lowers) and the training CPU
+seconds; then each model's paired difference to the last SVC. The row "Platt stage only"
+scores TVM's decision values through the sigmoid stage of the same map (no isotonic stage);
+with ``--before``, "plain sums (before)" through the map of statistics without the recency
+weighting (commit aca1386), replayed from a second TVM streaming the same chunks. With
+``--png`` a reliability diagram of both data sets is written.
 """
 import argparse
 import math
@@ -372,6 +383,7 @@ def main(argv=None):
         allcurves[name] = curves
         for title, rows, preds, yb in evals:
             _print_eval(title, rows, preds, yb, a)
+        print()
         for line in notes:
             print(f"<!-- {line} -->", flush=True)
     if a.png:
