@@ -189,6 +189,37 @@ def test_saved_with_the_model_and_old_files_load(id_, factory, tmp_path):
     old.partial_fit(X[:30], np.asarray(_chunks_labels(est))[:30])      # and learns on
 
 
+def test_plain_sum_statistics_of_an_older_file_load_and_learn_on(tmp_path):
+    """A file written before the recency weighting holds plain sums (same shape): it loads,
+    predicts with them, and the next chunk is added with the recency factor of their
+    total, as a stream of that weight would be."""
+    from fastbudget import TVMClassifier
+
+    est = TVMClassifier(budget=10, gamma=0.5)
+    X, y = stream(9, n=160)
+    est.partial_fit(X[:40], y[:40])
+    f = est.decision_function(X[40:120])
+    plain = cal.new_stats()                         # what commit aca1386 accumulated
+    b, u = cal._bins(f)
+    plain[0] = np.bincount(b, minlength=cal.N_BINS)
+    plain[1] = np.bincount(b, weights=(y[40:120] == 1).astype(float), minlength=cal.N_BINS)
+    plain[2] = np.bincount(b, weights=u, minlength=cal.N_BINS)
+    est._calibration_stats = plain
+    est.save(tmp_path / "old.npz")
+    old = load_model(tmp_path / "old.npz")
+    np.testing.assert_array_equal(old._calibration_stats, plain)
+    assert old.calibration_counts_ == 80.0
+    np.testing.assert_array_equal(old.predict_proba(X)[:, 1],
+                                  cal.CalibrationMap(plain)(old.decision_function(X)))
+    g = old.decision_function(X[120:])
+    old.partial_fit(X[120:], y[120:])
+    y_pm = np.where(y[120:] == 1, 1.0, -1.0)
+    np.testing.assert_allclose(old._calibration_stats,
+                               cal.update_stats(plain, g, y_pm, np.ones(40)), rtol=1e-12)
+    # the plain sums shrank as a total of 80 does before 40 unit examples
+    assert old._calibration_stats[0].sum() == pytest.approx(cal._recency(80.0, np.ones(40))[1])
+
+
 def _chunks_labels(est):
     return stream(0, n=300, n_classes=2 if is_binary(est) else 3)[1]
 
