@@ -644,8 +644,9 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin):
 
     @property
     def calibration_counts_(self):
-        """Total weight of the examples the calibration map was fitted on (scored before
-        they were learned); 0.0 for a model that has learned a single chunk."""
+        """Recency-weighted total weight of the examples the calibration map was fitted on
+        (scored before they were learned; the s-th of t examples counts about s/t, see
+        ``fastbudget.calibration``); 0.0 for a model that has learned a single chunk."""
         self._check_fitted()
         stats = self.__dict__.get("_calibration_stats")
         return 0.0 if stats is None else float(stats[0].sum())

@@ -5,7 +5,9 @@ learns a chunk it first scores the chunk with the model as it stands (the decisi
 examples it has not learned yet, so honest out-of-sample scores, as cross-validation would
 give, at the price of one ``decision_function`` per example), adds them to the map's
 statistics, and only then learns the chunk. There is no second pass, no held-out set and no
-cross-validation, and the memory is constant: three arrays of ``N_BINS`` float64.
+cross-validation, and the memory is constant: three arrays of ``N_BINS`` float64. Files
+written before the recency weighting (below) hold plain sums, in the same format: they load
+and learn on.
 
 The statistics
 --------------
@@ -18,6 +20,21 @@ decision values. Each bin keeps the weight of its examples, the weight of its po
 the weighted sum of their ``u`` (its centroid). Example weights are the ``sample_weight``
 given to ``partial_fit`` (not multiplied by ``class_weight``, which reweights what the learner
 learns, not how often a label occurs).
+
+Recency
+-------
+The decision values of early examples were given by a young model, whose scores mean less
+than the final model's (TVM at budget 100 on IJCNN1: of the examples scored in ``(0, 1]``,
+65 % are positive in the first ten chunks of 1,000, 83 % in the last ten). So before each
+example of weight ``w`` is added, the statistics are multiplied by ``2 W / (2 W + w)``,
+``W`` their total weight. With unit weights ``W`` grows as ``t / 2`` after ``t`` examples
+and the example that arrived ``s``-th weighs about ``s / t``: a weight proportional to
+arrival time, with no parameter and no state but the statistics (the first half of the
+stream holds a quarter of the weight; the effective sample size is ``3 t / 4``). A chunk is
+added as its examples one by one would be. ``calibration_counts_`` (the total weight) is
+therefore about half the number of examples scored. Statistics saved before this weighting
+(plain sums, same format) load and learn on: their total counts as that of a longer
+stream.
 
 The map
 -------
@@ -76,8 +93,25 @@ def _bins(f):
     return b, np.clip(u, -U_MAX, U_MAX)
 
 
+def _recency(total, weight):
+    """The factors by which the statistics are multiplied before each of the examples of
+    weight ``weight`` (in order) is added to statistics of total weight ``total``, and the
+    total after them (see "Recency" in the module docstring)."""
+    rho = np.empty(len(weight))
+    for i, w in enumerate(weight.tolist()):
+        r = 2.0 * total / (2.0 * total + w) if w > 0.0 else 1.0
+        rho[i] = r
+        total = r * total + w
+    return rho, total
+
+
 def update_stats(stats, f, y_pm, weight):
-    """The statistics with the examples ``(f, y_pm, weight)`` added (a new array).
+    """The statistics with the examples ``(f, y_pm, weight)`` added, in order (a new array).
+
+    Each example first multiplies the statistics by ``2 W / (2 W + w)`` (``W`` their total
+    weight, ``w`` the example's), so an example's weight decays as the stream goes on:
+    see "Recency" in the module docstring. The result equals ``update_one`` applied to the
+    examples one by one (up to rounding).
 
     Parameters
     ----------
@@ -97,13 +131,18 @@ def update_stats(stats, f, y_pm, weight):
     """
     out = new_stats() if stats is None else np.array(stats, dtype=np.float64, copy=True)
     f = np.asarray(f, dtype=np.float64)
+    w = np.asarray(weight, dtype=np.float64)
     ok = np.isfinite(f)
     if not ok.all():                     # a learner in trouble: do not poison the map
-        f, y_pm, weight = f[ok], np.asarray(y_pm)[ok], np.asarray(weight)[ok]
+        f, y_pm, w = f[ok], np.asarray(y_pm)[ok], w[ok]
     if f.size == 0:
         return out
+    rho, _ = _recency(float(out[0].sum()), w)
+    # example i keeps the factors of the examples after it: w_i * rho_{i+1} * ... * rho_n
+    after = np.cumprod(np.r_[rho[1:], 1.0][::-1])[::-1]
+    out *= after[0] * rho[0]
+    w = w * after
     b, u = _bins(f)
-    w = np.asarray(weight, dtype=np.float64)
     out[0] += np.bincount(b, weights=w, minlength=N_BINS)
     out[1] += np.bincount(b, weights=w * (np.asarray(y_pm) > 0), minlength=N_BINS)
     out[2] += np.bincount(b, weights=w * u, minlength=N_BINS)
@@ -232,6 +271,8 @@ def update_one(stats, f, y_pm, weight):
     out = new_stats() if stats is None else stats.copy()
     if not math.isfinite(f) or weight == 0.0:
         return out
+    total = float(out[0].sum())
+    out *= 2.0 * total / (2.0 * total + weight)
     u = math.asinh(f)
     b = math.floor(u / _H) + _HALF
     if f <= 0.0:

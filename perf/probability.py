@@ -2,8 +2,10 @@
 
 Run from the repository root::
 
-    python perf/probability.py --data-dir ../shared/data [--svc-n 20000] \
-        [--budgets N-Checkerboard=100 IJCNN1=100,1000] [--png docs/results/probability.png]
+    python perf/probability.py --data-dir ../shared/data [--before] \
+        [--budgets N-Checkerboard=100 IJCNN1=100,1000] \
+        [--svc-n N-Checkerboard=20000 IJCNN1=20000,0] [--split IJCNN1=20000] [--boot 1000] \
+        [--png docs/results/probability.png]
 
 Two data sets, both scored on *noisy* test labels (the labels a user sees):
 
@@ -14,16 +16,25 @@ Two data sets, both scored on *noisy* test labels (the labels a user sees):
 - IJCNN1: 49,990 training, 91,701 test examples (9.7 % positive), standardised, RBF
   delta = d / 2, C = 100.
 
-TVM (budgets ``--budgets``, default 100 on the board, 100 and 1,000 on IJCNN1) streams the
-training set in chunks of ``--chunk`` examples in a random order;
-its calibration map is fitted online, on each chunk's decision values before the chunk is
-learned (``fastbudget.calibration``). ``SVC(C=100, probability=True)`` (same kernel; Platt
-scaling by 5-fold cross-validation inside) is trained on the first ``--svc-n`` examples of the
-same order. Printed per model: log-loss, expected calibration error (ECE: 15 equal-width bins
-of the predicted P(y = +1), the weighted mean |mean prediction - positive rate|), Brier
-score, accuracy, and the training CPU seconds. The row "TVM, Platt only" scores TVM's decision
-values through the sigmoid stage of the same map (no isotonic stage), to show what the plain
-sigmoid gives. With ``--png`` a reliability diagram of both data sets is written.
+TVM (budgets ``--budgets``) streams the training set in chunks of ``--chunk`` examples in a
+random order; its calibration map is fitted online, on each chunk's decision values before
+the chunk is learned (``fastbudget.calibration``). ``SVC(C=100, probability=True)`` (same
+kernel; Platt scaling by 5-fold cross-validation inside) is trained on the first ``--svc-n``
+examples of the same order (0: all of them, the same data as TVM). With ``--split NAME=N``
+every model is also trained on the first N training examples and scored on the rest of the
+training file (the training distribution, which IJCNN1's test file does not follow).
+
+Printed per model: log-loss, expected calibration error (ECE) over 15 equal-width and over
+15 equal-mass bins of the predicted P(y = +1), with 95 % percentile bootstrap intervals over
+``--boot`` resamples of the scored examples (the same resamples for every model), the ECE
+floor (what perfectly calibrated predictions would show on that many examples), Brier score,
+accuracy, AUC, the best monotone log-loss (isotonic regression of the decision values fitted
+on the scored labels themselves: a bound only a better ranking lowers) and the training CPU
+seconds; then each model's paired difference to the last SVC. The row "Platt stage only"
+scores TVM's decision values through the sigmoid stage of the same map (no isotonic stage);
+with ``--before``, "plain sums (before)" through the map of statistics without the recency
+weighting (commit aca1386), replayed from a second TVM streaming the same chunks. With
+``--png`` a reliability diagram of both data sets is written.
 """
 import argparse
 import math
@@ -35,20 +46,64 @@ import numpy as np
 N_ECE_BINS = 15
 
 
-def ece(p, y, n_bins=N_ECE_BINS):
-    """Expected calibration error of P(y = +1) = ``p`` for labels ``y`` in {-1, +1}."""
+def _ece_binned(b, p, pos, w, n_bins):
+    sp = np.bincount(b, weights=w * p, minlength=n_bins)
+    sy = np.bincount(b, weights=w * pos, minlength=n_bins)
+    return float(np.sum(np.abs(sp - sy)) / w.sum())
+
+
+def ece(p, y, n_bins=N_ECE_BINS, w=None):
+    """Expected calibration error of P(y = +1) = ``p`` for labels ``y`` in {-1, +1}: 15
+    equal-width bins of ``p``, the (weighted) mean over examples of |mean prediction -
+    positive rate| of their bin."""
+    w = np.ones(len(p)) if w is None else w
     b = np.minimum((p * n_bins).astype(int), n_bins - 1)
-    pos = (y > 0).astype(float)
-    n = np.bincount(b, minlength=n_bins)
-    sp = np.bincount(b, weights=p, minlength=n_bins)
-    sy = np.bincount(b, weights=pos, minlength=n_bins)
-    live = n > 0
-    return float(np.sum(np.abs(sp[live] - sy[live])) / len(p))
+    return _ece_binned(b, p, (y > 0).astype(float), w, n_bins)
 
 
-def log_loss(p, y, eps=1e-15):
+def ece_mass(p, y, n_bins=N_ECE_BINS, w=None, order=None):
+    """ECE over ``n_bins`` equal-mass bins: the examples sorted by ``p`` (ties in a stable
+    order) and cut into bins of equal (weighted) count. With 9.7 % positives most
+    predictions are near 0, so 14 of the 15 equal-width bins hold a tenth of the data; the
+    equal-mass bins weigh every part of the data alike."""
+    w = np.ones(len(p)) if w is None else w
+    o = np.argsort(p, kind="stable") if order is None else order
+    cw = np.cumsum(w[o])
+    b = np.minimum((n_bins * (cw - w[o]) / cw[-1]).astype(int), n_bins - 1)
+    return _ece_binned(b, p[o], (y[o] > 0).astype(float), w[o], n_bins)
+
+
+def log_loss(p, y, eps=1e-15, w=None):
     p = np.clip(p, eps, 1 - eps)
-    return float(-np.mean(np.where(y > 0, np.log(p), np.log(1 - p))))
+    ll = -np.where(y > 0, np.log(p), np.log1p(-p))
+    return float(np.mean(ll) if w is None else np.dot(w, ll) / w.sum())
+
+
+def auc(s, y):
+    """Area under the ROC curve of the scores ``s`` (ties count one half)."""
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(y > 0, s))
+
+
+def best_monotone_log_loss(s, y):
+    """The log-loss of the best non-decreasing map of the scores ``s``, fitted on the test
+    labels themselves (isotonic regression): what a perfect calibration of this ranking
+    would give, a lower bound that only a better ranking lowers."""
+    from sklearn.isotonic import IsotonicRegression
+    q = IsotonicRegression(out_of_bounds="clip").fit(s, (y > 0).astype(float)).predict(s)
+    return log_loss(q, y)
+
+
+def ece_floor(p, n_rep=200, seed=0):
+    """The ECE (equal-width, equal-mass) that perfectly calibrated predictions ``p`` would
+    show on a test set of this size: the mean over ``n_rep`` sets of labels drawn from
+    ``p`` itself. ECE is biased upwards by the noise of the bins' positive rates; a measured
+    ECE near this floor is as small as the test set can tell."""
+    rng = np.random.default_rng(seed)
+    o = np.argsort(p, kind="stable")
+    e = [(ece(p, y), ece_mass(p, y, order=o))
+         for y in (np.where(rng.random(len(p)) < p, 1, -1) for _ in range(n_rep))]
+    return tuple(np.mean(e, axis=0))
 
 
 def reliability(p, y, n_bins=N_ECE_BINS):
@@ -61,10 +116,48 @@ def reliability(p, y, n_bins=N_ECE_BINS):
     return sp[live] / n[live], sy[live] / n[live], n[live]
 
 
-def metrics(p, y):
-    return {"log-loss": log_loss(p, y), "ECE": ece(p, y),
+def metrics(p, y, s=None):
+    """Scores of the probabilities ``p`` (and the ranking scores ``s``, default ``p``)."""
+    s = p if s is None else s
+    return {"log-loss": log_loss(p, y), "ECE": ece(p, y), "ECE-mass": ece_mass(p, y),
             "Brier": float(np.mean((p - (y > 0)) ** 2)),
-            "accuracy": float(np.mean((p > 0.5) == (y > 0)))}
+            "accuracy": float(np.mean((p > 0.5) == (y > 0))),
+            "AUC": auc(s, y), "best-LL": best_monotone_log_loss(s, y),
+            "ECE-floor": ece_floor(p)}
+
+
+BOOT_KEYS = ("log-loss", "ECE", "ECE-mass")
+
+
+def bootstrap(preds, y, n_boot=1000, seed=0):
+    """Percentile intervals (2.5 %, 97.5 %) over ``n_boot`` bootstrap resamples of the test
+    examples (the same resamples for every model, so differences are paired).
+
+    Parameters
+    ----------
+    preds : dict of name -> ndarray (n,) of P(y = +1)
+    y : ndarray (n,) of labels in {-1, +1}
+
+    Returns
+    -------
+    dict of name -> ndarray (n_boot, 3)
+        log-loss, ECE, ECE-mass of each resample (a resample is a vector of multiplicities).
+    """
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    orders = {k: np.argsort(p, kind="stable") for k, p in preds.items()}
+    reps = {k: np.empty((n_boot, len(BOOT_KEYS))) for k in preds}
+    for r in range(n_boot):
+        w = np.bincount(rng.integers(n, size=n), minlength=n).astype(float)
+        for k, p in preds.items():
+            reps[k][r] = (log_loss(p, y, w=w), ece(p, y, w=w),
+                          ece_mass(p, y, w=w, order=orders[k]))
+    return reps
+
+
+def interval(r):
+    lo, hi = np.percentile(r, [2.5, 97.5], axis=0)
+    return lo, hi
 
 
 def load(name, data_dir, seed):
@@ -78,47 +171,186 @@ def load(name, data_dir, seed):
     return Xa, ya, Xb, yb, {"kernel": "rbf", "gamma": 1.0 / Xa.shape[1]}
 
 
-def run(name, a, budgets):
+def _stream_tvm(X, y, B, kp, chunk):
+    from fastbudget import TVMClassifier
+
+    clf = TVMClassifier(budget=B, C=100.0, **kp)
+    t0 = time.process_time()
+    for i in range(0, len(y), chunk):
+        clf.partial_fit(X[i:i + chunk], y[i:i + chunk], classes=[-1, 1])
+    return clf, time.process_time() - t0
+
+
+def _prequential(X, y, B, kp, chunk):
+    """The decision values each chunk had before TVM learned it (what the calibration
+    statistics are built from), by a second TVM streaming the same chunks."""
+    from fastbudget import TVMClassifier
+
+    clf = TVMClassifier(budget=B, C=100.0, **kp)
+    fs = []
+    for i in range(0, len(y), chunk):
+        if i:
+            fs.append(clf.decision_function(X[i:i + chunk]))
+        clf.partial_fit(X[i:i + chunk], y[i:i + chunk], classes=[-1, 1])
+    return np.concatenate(fs), y[chunk:]
+
+
+def _plain_sums_map(f, y):
+    """The map of the statistics as they were before the recency weighting (commit
+    aca1386): plain sums of every prequential decision value."""
+    from fastbudget import calibration as cal
+
+    stats = cal.new_stats()
+    b, u = cal._bins(f)
+    stats[0] = np.bincount(b, minlength=cal.N_BINS)
+    stats[1] = np.bincount(b, weights=(y > 0).astype(float), minlength=cal.N_BINS)
+    stats[2] = np.bincount(b, weights=u, minlength=cal.N_BINS)
+    return cal.CalibrationMap(stats)
+
+
+def _fit_svc(X, y, kp):
     from sklearn.svm import SVC
 
-    from fastbudget import TVMClassifier
+    svc = SVC(C=100.0, probability=True, random_state=0, **kp)
+    t0 = time.process_time()
+    w0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(X, y)
+    return svc, time.process_time() - t0, time.perf_counter() - w0
+
+
+def _svc_p(svc, X):
+    return svc.predict_proba(X)[:, list(svc.classes_).index(1)]
+
+
+def run(name, a, budgets, svc_n, split):
+    """Train and score every model on one data set.
+
+    Returns
+    -------
+    evals : list of (title, rows, preds, y)
+        ``rows`` a list of (label, metrics, train CPU s), ``preds`` label -> P(y = +1) of
+        the models with bootstrap intervals, ``y`` the labels they are scored on: the test
+        set, and with ``split`` the training examples after the first ``split`` for models
+        trained on those first ``split``.
+    curves : dict label -> reliability curve on the test set
+    notes : list of comment lines
+    """
     from fastbudget.calibration import _sigmoid
 
     Xa, ya, Xb, yb, kp = load(name, a.data_dir, a.seed)
     perm = np.random.default_rng(a.seed).permutation(len(ya))
     Xa, ya = Xa[perm], ya[perm]
-    rows, curves, notes = [], {}, []
+    rows, preds, curves, notes = [], {}, {}, []
     for B in budgets:
-        clf = TVMClassifier(budget=B, C=100.0, **kp)
-        t0 = time.process_time()
-        for i in range(0, len(ya), a.chunk):
-            clf.partial_fit(Xa[i:i + a.chunk], ya[i:i + a.chunk], classes=[-1, 1])
-        t_tvm = time.process_time() - t0
+        clf, t_tvm = _stream_tvm(Xa, ya, B, kp, a.chunk)
         # the cost of the calibration's extra scoring: one decision_function per example
         t0 = time.process_time()
-        clf.decision_function(Xa)
-        notes.append((B, (time.process_time() - t0) / max(t_tvm, 1e-9)))
+        f_train = clf.decision_function(Xa)
+        frac = (time.process_time() - t0) / max(t_tvm, 1e-9)
+        notes.append(f"{name}, B={B}: one decision_function over the training set costs "
+                     f"{100 * frac:.1f} % of TVM's training CPU time")
         f = clf.decision_function(Xb)
+        notes.append(f"{name}, B={B}: AUC of the final model on its own training set "
+                     f"{auc(f_train, ya):.4f}, on the test set {auc(f, yb):.4f}")
         p = clf.predict_proba(Xb)[:, 1]
         cmap = clf._calibration()
         p_platt = _sigmoid(cmap.A * f + cmap.B)
-        rows.append((f"TVM B={B}, online calibration", metrics(p, yb), t_tvm))
-        rows.append((f"TVM B={B}, Platt stage only", metrics(p_platt, yb), t_tvm))
+        label = f"TVM B={B}, online calibration"
+        rows.append((label, metrics(p, yb, f), t_tvm))
+        preds[label] = p
+        rows.append((f"TVM B={B}, Platt stage only", metrics(p_platt, yb, f), t_tvm))
+        if a.before:
+            fp, yp = _prequential(Xa, ya, B, kp, a.chunk)
+            p_old = _plain_sums_map(fp, yp)(f)
+            label = f"TVM B={B}, plain sums (before)"
+            rows.append((label, metrics(p_old, yb, f), t_tvm))
+            preds[label] = p_old
         if B == budgets[-1]:
             curves[f"TVM B={B} online"] = reliability(p, yb)
             curves[f"TVM B={B} Platt only"] = reliability(p_platt, yb)
-    n_svc = min(a.svc_n, len(ya))
-    if n_svc:
-        svc = SVC(C=100.0, probability=True, random_state=0, **kp)
-        t0 = time.process_time()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            svc.fit(Xa[:n_svc], ya[:n_svc])
-        t_svc = time.process_time() - t0
-        ps = svc.predict_proba(Xb)[:, list(svc.classes_).index(1)]
-        rows.append((f"SVC(probability=True) on {n_svc:,}", metrics(ps, yb), t_svc))
-        curves["SVC"] = reliability(ps, yb)
-    return rows, curves, notes
+    svcs = {}
+    for n_svc in svc_n:
+        n_svc = len(ya) if n_svc <= 0 else min(n_svc, len(ya))
+        svc, t_svc, wall = _fit_svc(Xa[:n_svc], ya[:n_svc], kp)
+        svcs[n_svc] = (svc, t_svc)
+        notes.append(f"{name}, SVC on {n_svc:,}: {t_svc:.1f} CPU s, {wall:.1f} s wall, "
+                     f"{int(svc.n_support_.sum())} SVs")
+        ps = _svc_p(svc, Xb)
+        label = f"SVC(probability=True) on {n_svc:,}"
+        rows.append((label, metrics(ps, yb, svc.decision_function(Xb)), t_svc))
+        preds[label] = ps
+        curves[f"SVC on {n_svc:,}"] = reliability(ps, yb)
+    evals = [(f"{name}, test set", rows, preds, yb)]
+    if split:
+        # the same distribution as the training stream: train on the first `split`
+        # examples, score on the rest of the training file
+        X1, y1, X2, y2 = Xa[:split], ya[:split], Xa[split:], ya[split:]
+        rows2, preds2 = [], {}
+        for B in budgets:
+            clf, t_tvm = _stream_tvm(X1, y1, B, kp, a.chunk)
+            p = clf.predict_proba(X2)[:, 1]
+            label = f"TVM B={B} on {split:,}, online calibration"
+            f2 = clf.decision_function(X2)
+            rows2.append((label, metrics(p, y2, f2), t_tvm))
+            preds2[label] = p
+            if a.before:
+                fp, yp = _prequential(X1, y1, B, kp, a.chunk)
+                label = f"TVM B={B} on {split:,}, plain sums (before)"
+                p_old = _plain_sums_map(fp, yp)(f2)
+                rows2.append((label, metrics(p_old, y2, f2), t_tvm))
+                preds2[label] = p_old
+        svc, t_svc = svcs.get(split) or _fit_svc(X1, y1, kp)[:2]
+        ps = _svc_p(svc, X2)
+        label = f"SVC(probability=True) on {split:,}"
+        rows2.append((label, metrics(ps, y2, svc.decision_function(X2)), t_svc))
+        preds2[label] = ps
+        evals.append((f"{name}, training examples {split + 1:,}-{len(ya):,} (models trained "
+                      f"on the first {split:,})", rows2, preds2, y2))
+    return evals, curves, notes
+
+
+def _ci(point, reps, k, fmt):
+    lo, hi = interval(reps[:, k])
+    return f"{point:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def _print_eval(title, rows, preds, yb, a):
+    reps = bootstrap(preds, yb, a.boot, a.seed)
+    print(f"\n{title} ({len(yb):,} examples; 95 % bootstrap intervals over {a.boot} "
+          "resamples of them)\n")
+    print("| model | log-loss | ECE (15 equal-width) | ECE (15 equal-mass) | Brier | "
+          "ECE floor (width / mass) | accuracy | AUC | best monotone log-loss | train CPU s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, m, t in rows:
+        if label in reps:
+            r = reps[label]
+            cells = [_ci(m["log-loss"], r, 0, ".4f"), _ci(m["ECE"], r, 1, ".4f"),
+                     _ci(m["ECE-mass"], r, 2, ".4f")]
+        else:
+            cells = [f"{m['log-loss']:.4f}", f"{m['ECE']:.4f}", f"{m['ECE-mass']:.4f}"]
+        fl = m["ECE-floor"]
+        print(f"| {label} | " + " | ".join(cells) + f" | {m['Brier']:.4f} | "
+              f"{fl[0]:.4f} / {fl[1]:.4f} | "
+              f"{m['accuracy']:.4f} | {m['AUC']:.4f} | {m['best-LL']:.4f} | {t:.1f} |",
+              flush=True)
+    svcs = [k for k in preds if k.startswith("SVC")]
+    if svcs:
+        ref = svcs[-1]
+        print(f"\nPaired differences, model - {ref} (negative: the model is better; "
+              "95 % bootstrap intervals)\n")
+        print("| model | log-loss | ECE (equal-width) | ECE (equal-mass) |")
+        print("|---|---:|---:|---:|")
+        for label in preds:
+            if label == ref:
+                continue
+            d = reps[label] - reps[ref]
+            pts = [log_loss(preds[label], yb) - log_loss(preds[ref], yb),
+                   ece(preds[label], yb) - ece(preds[ref], yb),
+                   ece_mass(preds[label], yb) - ece_mass(preds[ref], yb)]
+            print(f"| {label} | " + " | ".join(
+                _ci(pts[k], d, k, "+.4f") for k in range(3)) + " |", flush=True)
 
 
 def main(argv=None):
@@ -128,23 +360,32 @@ def main(argv=None):
     ap.add_argument("--budgets", nargs="*", default=["N-Checkerboard=100", "IJCNN1=100,1000"],
                     help="NAME=B1,B2,... budgets of TVM per data set")
     ap.add_argument("--chunk", type=int, default=1000)
-    ap.add_argument("--svc-n", type=int, default=20_000)
+    ap.add_argument("--svc-n", nargs="*", default=["N-Checkerboard=20000", "IJCNN1=20000,0"],
+                    help="NAME=N1,N2,... training set sizes of SVC per data set (0: the whole "
+                         "training set, as TVM)")
+    ap.add_argument("--split", nargs="*", default=["IJCNN1=20000"],
+                    help="NAME=N: also train on the first N training examples and score on "
+                         "the rest of the training file (the training distribution)")
+    ap.add_argument("--before", action="store_true",
+                    help="also score TVM with the map of plain sums (no recency weighting)")
+    ap.add_argument("--boot", type=int, default=1000,
+                    help="bootstrap resamples of the test set for the intervals")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--png", default=None)
     a = ap.parse_args(argv)
     allcurves = {}
-    print("| data | model | log-loss | ECE | Brier | accuracy | train CPU s |")
-    print("|---|---|---:|---:|---:|---:|---:|")
     budgets = {k: [int(b) for b in v.split(",")] for k, v in (x.split("=") for x in a.budgets)}
+    svc_n = {k: [int(b) for b in v.split(",")] for k, v in (x.split("=") for x in a.svc_n)}
+    split = {k: int(v) for k, v in (x.split("=") for x in a.split)}
     for name in a.sets.split(","):
-        rows, curves, notes = run(name, a, budgets.get(name, [100]))
+        evals, curves, notes = run(name, a, budgets.get(name, [100]), svc_n.get(name, [0]),
+                                   split.get(name, 0))
         allcurves[name] = curves
-        for label, m, t in rows:
-            print(f"| {name} | {label} | {m['log-loss']:.3f} | {m['ECE']:.4f} | "
-                  f"{m['Brier']:.3f} | {m['accuracy']:.3f} | {t:.1f} |", flush=True)
-        for B, frac in notes:
-            print(f"<!-- {name}, B={B}: one decision_function over the training set costs "
-                  f"{100 * frac:.1f} % of TVM's training CPU time -->", flush=True)
+        for title, rows, preds, yb in evals:
+            _print_eval(title, rows, preds, yb, a)
+        print()
+        for line in notes:
+            print(f"<!-- {line} -->", flush=True)
     if a.png:
         import matplotlib
         matplotlib.use("Agg")
@@ -152,7 +393,7 @@ def main(argv=None):
         fig, axes = plt.subplots(1, len(allcurves), figsize=(5 * len(allcurves), 4.6))
         for ax, (name, curves) in zip(np.atleast_1d(axes), allcurves.items()):
             ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect")
-            for (label, (mp, rate, n)), mk in zip(curves.items(), "osv^"):
+            for (label, (mp, rate, n)), mk in zip(curves.items(), "osv^D"):
                 ax.plot(mp, rate, marker=mk, ms=4, label=label)
             ax.set_title(f"{name} (noisy test labels)")
             ax.set_xlabel("mean predicted P(y = +1) in bin")

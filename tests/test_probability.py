@@ -60,6 +60,51 @@ def test_one_example_update_equals_the_chunk_update():
     np.testing.assert_allclose(one, cal.update_stats(None, f, y, w), rtol=1e-12, atol=1e-12)
 
 
+def test_recent_examples_weigh_in_proportion_to_their_arrival():
+    """Before each example the statistics shrink by 2 W / (2 W + w): with unit weights the
+    s-th of t examples weighs about s / t, so the first half of a stream holds a quarter of
+    the weight, and the total grows as t / 2 (plus ln(t) / 2); chunks of any size give the same statistics."""
+    n = 4000
+    f = np.full(n, 0.7)                         # one bin
+    y = np.r_[np.ones(n // 2), -np.ones(n // 2)]   # positive first, negative after
+    stats = None
+    for i in range(0, n, 250):
+        stats = cal.update_stats(stats, f[i:i + 250], y[i:i + 250], np.ones(250))
+    b = np.flatnonzero(stats[0])
+    assert b.size == 1
+    assert abs(stats[1, b[0]] / stats[0, b[0]] - 0.25) < 0.002
+    # W' = 2 W^2 / (2 W + 1) + 1 = W + 1/2 + 1 / (4 W) + ...: W = t / 2 + ln(t) / 2 + O(1)
+    assert abs(stats[0].sum() - n / 2 - 0.5 * np.log(n)) < 0.5
+    one = cal.update_stats(None, f, y, np.ones(n))
+    np.testing.assert_allclose(one, stats, rtol=1e-12)
+    # a weight-w example counts as w unit examples arriving together (to first order), and
+    # zero weights leave the statistics as they were
+    np.testing.assert_array_equal(cal.update_stats(stats, f[:3], y[:3], np.zeros(3)), stats)
+    a = cal.update_one(stats, 0.7, 1.0, 2.0)
+    c = cal.update_one(cal.update_one(stats, 0.7, 1.0, 1.0), 0.7, 1.0, 1.0)
+    np.testing.assert_allclose(a, c, rtol=1e-6)
+
+
+def test_recency_follows_a_model_that_grows_more_confident():
+    """Decision values whose meaning changes along the stream (a young model's f = 1 is
+    right 73 % of the time, the grown model's 95 %): the map, evaluated at the end, is
+    closer to the grown model's rate than the pooled rate of the whole stream."""
+    rng = np.random.default_rng(8)
+    n = 40_000
+    f = rng.normal(0.0, 1.5, n)
+    slope = np.r_[np.full(n // 2, 1.0), np.full(n // 2, 3.0)]
+    y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-slope * f)), 1.0, -1.0)
+    stats = None
+    for i in range(0, n, 1000):
+        stats = cal.update_stats(stats, f[i:i + 1000], y[i:i + 1000], np.ones(1000))
+    m = cal.CalibrationMap(stats)
+    grown, pooled = 1.0 / (1.0 + np.exp(-3.0)), 0.5 * (1.0 / (1.0 + np.exp(-1.0))
+                                                        + 1.0 / (1.0 + np.exp(-3.0)))
+    p1 = m(np.array([1.0]))[0]
+    assert abs(p1 - grown) < abs(p1 - pooled)
+    assert abs(p1 - (0.25 * 1.0 / (1.0 + np.exp(-1.0)) + 0.75 * grown)) < 0.03
+
+
 def test_pav_equals_scikit_learns_isotonic_regression():
     from sklearn.isotonic import IsotonicRegression
 
@@ -93,7 +138,9 @@ def test_probabilities_are_distributions_that_agree_with_predict(id_, factory):
         f = est.decision_function(X)
         order = np.argsort(f, kind="stable")
         assert (np.diff(P[order, 1]) >= 0).all()
-        assert est.calibration_counts_ == len(X) - 30        # all chunks but the first
+        # all chunks but the first, each weighted by its arrival (see test_recent_...)
+        total = cal._recency(0.0, np.ones(len(X) - 30))[1]
+        assert est.calibration_counts_ == pytest.approx(total, rel=1e-12)
         d = est.predict_proba_one(X[0])
         assert list(d) == est.classes_.tolist() and d[est.classes_[1]] == P[0, 1]
 
@@ -142,6 +189,37 @@ def test_saved_with_the_model_and_old_files_load(id_, factory, tmp_path):
     old.partial_fit(X[:30], np.asarray(_chunks_labels(est))[:30])      # and learns on
 
 
+def test_plain_sum_statistics_of_an_older_file_load_and_learn_on(tmp_path):
+    """A file written before the recency weighting holds plain sums (same shape): it loads,
+    predicts with them, and the next chunk is added with the recency factor of their
+    total, as a stream of that weight would be."""
+    from fastbudget import TVMClassifier
+
+    est = TVMClassifier(budget=10, gamma=0.5)
+    X, y = stream(9, n=160)
+    est.partial_fit(X[:40], y[:40])
+    f = est.decision_function(X[40:120])
+    plain = cal.new_stats()                         # what commit aca1386 accumulated
+    b, u = cal._bins(f)
+    plain[0] = np.bincount(b, minlength=cal.N_BINS)
+    plain[1] = np.bincount(b, weights=(y[40:120] == 1).astype(float), minlength=cal.N_BINS)
+    plain[2] = np.bincount(b, weights=u, minlength=cal.N_BINS)
+    est._calibration_stats = plain
+    est.save(tmp_path / "old.npz")
+    old = load_model(tmp_path / "old.npz")
+    np.testing.assert_array_equal(old._calibration_stats, plain)
+    assert old.calibration_counts_ == 80.0
+    np.testing.assert_array_equal(old.predict_proba(X)[:, 1],
+                                  cal.CalibrationMap(plain)(old.decision_function(X)))
+    g = old.decision_function(X[120:])
+    old.partial_fit(X[120:], y[120:])
+    y_pm = np.where(y[120:] == 1, 1.0, -1.0)
+    np.testing.assert_allclose(old._calibration_stats,
+                               cal.update_stats(plain, g, y_pm, np.ones(40)), rtol=1e-12)
+    # the plain sums shrank as a total of 80 does before 40 unit examples
+    assert old._calibration_stats[0].sum() == pytest.approx(cal._recency(80.0, np.ones(40))[1])
+
+
 def _chunks_labels(est):
     return stream(0, n=300, n_classes=2 if is_binary(est) else 3)[1]
 
@@ -183,7 +261,8 @@ def test_learn_one_calibrates_as_partial_fit_row_by_row():
             a.learn_one(X[i], int(y[i]))
             b.partial_fit(X[i:i + 1], y[i:i + 1])
         np.testing.assert_array_equal(a._calibration_stats, b._calibration_stats)
-        assert a.calibration_counts_ == 70
+        assert a.calibration_counts_ == pytest.approx(cal._recency(0.0, np.ones(70))[1],
+                                                      rel=1e-12)
 
 
 def test_one_vs_rest_normalises_the_learners_probabilities():
@@ -195,7 +274,8 @@ def test_one_vs_rest_normalises_the_learners_probabilities():
     P = est.predict_proba(X)
     raw = np.column_stack([e._calibration()(e.decision_function(X)) for e in est.estimators_])
     np.testing.assert_allclose(P, raw / raw.sum(axis=1, keepdims=True))
-    assert all(e.calibration_counts_ == len(X) - 30 for e in est.estimators_)
+    total = cal._recency(0.0, np.ones(len(X) - 30))[1]
+    assert all(e.calibration_counts_ == pytest.approx(total, rel=1e-12) for e in est.estimators_)
     d = est.predict_proba_one(X[0])
     assert list(d) == est.classes_.tolist()
     assert abs(sum(d.values()) - 1.0) < 1e-12
