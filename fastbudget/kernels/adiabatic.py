@@ -1124,8 +1124,8 @@ def _finish_lazy(st, status):
     """End of an insertion (``add``, each row of ``add_batch`` and ``relearn``): the O(|S| n)
     correction of ``refresh_margin`` instead of the exact O(n_SV n) ``refresh``, which runs
     only every ``check_every`` insertions (counted in the state, ``fs[F_NLAZY]``, so that
-    learning a stream in one batch, in chunks or one example at a time gives the same state
-    bit for bit), and the drift check of R. The KT certificate (``_certify_exact``) is then
+    learning a stream in one batch, in chunks or one row per batch gives the same state bit
+    for bit), and the drift check of R. The KT certificate (``_certify_exact``) is then
     checked on g recomputed exactly."""
     if status != OK:
         return status
@@ -1340,8 +1340,12 @@ def _deactivate(st, c):
 
 @njit(cache=True)
 def add(st, c, x, yc, w):
-    """Learn example (x, yc) with weight w in free slot c. Returns a status."""
-    return _certify_exact(st, _add(st, c, x, yc, w))
+    """Learn example (x, yc) with weight w in free slot c. Returns a status.
+
+    One operation on its own, like ``remove`` and ``reweight``: it ends with the exact
+    ``refresh`` and the KT certificate. (``add_batch``, used to learn streams, refreshes
+    exactly only every ``check_every`` rows: see ``_finish_lazy``.)"""
+    return _certify(st, _finish(st, _add_path(st, c, x, yc, w)))
 
 
 @njit(cache=True, inline="always")
@@ -1593,9 +1597,9 @@ def add_batch(st, X, yv, w, slots):
     The KT certificate is checked once, at the end (the states in between are not seen by
     anyone; an ill-conditioned path can pass through a violated state that the next rows
     repair): when it fails, the last row counts as the failing one. Each row ends with
-    ``_finish_lazy`` (g recomputed exactly only every ``check_every`` insertions), as
-    ``add`` does: the same rows give the same state whether learned here or one at a time.
-    State modified in place.
+    ``_finish_lazy`` (g recomputed exactly only every ``check_every`` insertions, counted
+    in the state): the same rows give the same state bit for bit whether learned in one
+    call or in several. State modified in place.
     """
     _st_status = st.status
     n = X.shape[0]
