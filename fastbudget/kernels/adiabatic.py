@@ -1112,7 +1112,8 @@ def _kt_tolerance(st):
 
 @njit(cache=True, inline="always")
 def _finish(st, status):
-    """End of every public operation: exact g (``refresh``) and the drift check of R."""
+    """End of a single operation (``add``, ``remove``, ``reweight``, ``set_C``): exact g
+    (``refresh``) and the drift check of R. (``add_batch`` and ``relearn``: ``_finish_lazy``.)"""
     if status != OK:
         return status
     refresh(st)
