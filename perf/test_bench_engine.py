@@ -17,6 +17,10 @@ from fastbudget import IncrementalSVC
 C, GAMMA = 100.0, 0.5
 
 
+#: issue 25's goal: the engine's fit within this factor of SVC's at 5,000 examples
+SVC_RATIO_GOAL = 10.0
+
+
 def _fit(benchmark, n, rounds):
     X, y, Xt, yt = gauss(n)
 
@@ -31,8 +35,9 @@ def _fit(benchmark, n, rounds):
     svc_s = best_seconds(lambda: svc.fit(X, y), rounds)
     acc, acc_svc = clf.score(Xt, yt), svc.score(Xt, yt)
     diff = float(np.max(np.abs(clf.decision_function(X) - svc.decision_function(X))))
+    svc_ratio = benchmark.stats.stats.min / svc_s
     record(benchmark, floor_seconds(clf, X), accuracy=acc, svc_accuracy=acc_svc, n=n,
-           svc_s=svc_s, svc_ratio=benchmark.stats.stats.min / svc_s,
+           svc_s=svc_s, svc_ratio=svc_ratio,
            n_sv=len(clf.support_), svc_n_sv=len(svc.support_), max_f_diff=diff,
            kkt_residual=float(clf.kkt_residual()))
     assert abs(acc - acc_svc) <= 0.005
@@ -40,7 +45,7 @@ def _fit(benchmark, n, rounds):
     # leaves decision values a few 1e-2 apart (engine_scaling.md)
     assert diff <= 0.1
     assert clf.kkt_residual() <= 1e-6
-    return clf
+    return clf, svc_ratio
 
 
 @pytest.mark.quick
@@ -51,7 +56,12 @@ def test_engine_fit_1000(benchmark):
 @pytest.mark.large
 @pytest.mark.parametrize("n", [2000, 5000])
 def test_engine_fit_large(benchmark, n):
-    _fit(benchmark, n, 1)
+    """At 5,000 examples (about 2,000 support vectors) the engine's fit must stay within
+    ``SVC_RATIO_GOAL`` times SVC's on the same rows (issue 25; figures in
+    ``docs/results/engine_scaling.md``)."""
+    _, svc_ratio = _fit(benchmark, n, 1)
+    if n == 5000:
+        assert svc_ratio <= SVC_RATIO_GOAL
 
 
 def test_engine_one_in_one_out(benchmark):

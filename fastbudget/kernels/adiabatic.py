@@ -112,6 +112,7 @@ F_C = 1  # C0: bounds are C0 * w_i; the SVM's C is C0 / mu
 F_LAST_JR = 2  # last measured max|J R - I|
 F_MU = 3  # margin target mu
 F_DMU = 4  # change of mu over the current BOUNDS path
+F_NLAZY = 5  # operations since the last exact ``refresh`` (a count; see ``_finish_lazy``)
 N_FS = 6
 
 # indices into the tolerance array ``tol``
@@ -356,6 +357,67 @@ def _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s, k):
     return True
 
 
+@njit(cache=True, inline="always")
+def _axpy_rows(K, S_idx, y, beta, nS, hw, out):
+    """out[i] += sum_p y_j beta[p + 1] K[j, i] over the margin vectors j = S_idx[p], for
+    i < hw (modified in place): four rows of K per pass over ``out``, so that ``out`` is
+    read and written a quarter as often (the sweep that dominates an adiabatic step)."""
+    p = 0
+    while p + 4 <= nS:
+        j0 = S_idx[p]
+        j1 = S_idx[p + 1]
+        j2 = S_idx[p + 2]
+        j3 = S_idx[p + 3]
+        c0 = y[j0] * beta[p + 1]
+        c1 = y[j1] * beta[p + 2]
+        c2 = y[j2] * beta[p + 3]
+        c3 = y[j3] * beta[p + 4]
+        for i in range(hw):
+            out[i] += (c0 * K[j0, i] + c1 * K[j1, i]) + (c2 * K[j2, i] + c3 * K[j3, i])
+        p += 4
+    while p < nS:
+        j = S_idx[p]
+        cj = y[j] * beta[p + 1]
+        for i in range(hw):
+            out[i] += cj * K[j, i]
+        p += 1
+
+
+@njit(cache=True, inline="always")
+def _dot_rows(K, S_idx, a, nS, hw, out):
+    """out[p + 1] = sum_{i < hw} a[i] K[j, i] for the margin vectors j = S_idx[p] (modified in
+    place): four rows per pass, four independent sums (a single sum is a chain of dependent
+    additions, which the compiler may not reorder)."""
+    p = 0
+    while p + 4 <= nS:
+        j0 = S_idx[p]
+        j1 = S_idx[p + 1]
+        j2 = S_idx[p + 2]
+        j3 = S_idx[p + 3]
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for i in range(hw):
+            ai = a[i]
+            s0 += ai * K[j0, i]
+            s1 += ai * K[j1, i]
+            s2 += ai * K[j2, i]
+            s3 += ai * K[j3, i]
+        out[p + 1] = s0
+        out[p + 2] = s1
+        out[p + 3] = s2
+        out[p + 4] = s3
+        p += 4
+    while p < nS:
+        j = S_idx[p]
+        s = 0.0
+        for i in range(hw):
+            s += a[i] * K[j, i]
+        out[p + 1] = s
+        p += 1
+
+
 # ---------------------------------------------------------------------------- the path
 @njit(cache=True, inline="always")
 def _leave_S(alpha, cb, g, status, skip, R, S_idx, spos, ist, j, upper, stalled, hw):
@@ -564,11 +626,7 @@ def run_path(st, mode, c):
         else:
             for i in range(hw):
                 gam[i] = wv[i] + b0
-            for p in range(nS):
-                j = S_idx[p]
-                cj = y[j] * beta[p + 1]
-                for i in range(hw):
-                    gam[i] += cj * K[j, i]
+            _axpy_rows(K, S_idx, y, beta, nS, hw, gam)
             for i in range(hw):
                 gam[i] = y[i] * gam[i] - dmu
         # -------- largest step before the first bookkeeping event (Sec. 2.3)
@@ -821,6 +879,100 @@ def refresh(st):
     for i in range(hw):
         if _st_status[i] != FREE:
             _st_g[i] = y[i] * (f[i] + b) - mu
+    _st_fs[F_NLAZY] = 0.0
+
+
+@njit(cache=True)
+def refresh_margin(st):
+    """The Newton correction of ``refresh`` at O(|S| n) instead of O(n_SV n): exact f on
+    the margin vectors only, (b, alpha_S) corrected through R, and the g of every other live
+    slot moved by the correction's change of f instead of recomputed.
+
+    Between two full refreshes the path keeps g exact up to round-off for the slots outside
+    S (each step adds the sensitivities gamma_i of the multipliers it actually moved, whatever
+    the accuracy of R), so what drifts is g on S and the equality sum_i y_i alpha_i (through
+    the error of R); this removes it after every operation of a batch. A margin vector that
+    the correction would carry out of its box leaves S for that bound, as in ``refresh``.
+    Modified in place (``st.wv``, ``st.gam``, ``st.v``, ``st.beta`` are scratch).
+    """
+    K = st.K
+    R = st.R
+    S_idx = st.S_idx
+    alpha = st.alpha
+    beta = st.beta
+    cb = st.cb
+    fs = st.fs
+    g = st.g
+    gam = st.gam
+    ist = st.ist
+    spos = st.spos
+    status = st.status
+    v = st.v
+    a = st.wv
+    y = st.y
+    hw = ist[I_HW]
+    mu = fs[F_MU]
+    r0 = 0.0
+    for i in range(hw):
+        ai = alpha[i] * y[i] if status[i] != FREE else 0.0
+        a[i] = ai
+        r0 += ai
+    while ist[I_NS] > 0:
+        nS = ist[I_NS]
+        b = fs[F_B]
+        v[0] = r0
+        _dot_rows(K, S_idx, a, nS, hw, v)
+        for p in range(nS):
+            j = S_idx[p]
+            v[p + 1] = y[j] * (v[p + 1] + b) - mu
+        m = nS + 1
+        for i in range(m):
+            s = 0.0
+            for q in range(m):
+                s += R[i, q] * v[q]
+            beta[i] = -s
+        worst = 0.0
+        j_out = np.int64(-1)
+        p_out = np.int64(-1)
+        for p in range(nS):
+            j = S_idx[p]
+            nj = alpha[j] + beta[p + 1]
+            over = -nj if nj < 0.0 else nj - cb[j]
+            if over > worst:
+                worst = over
+                j_out = j
+                p_out = p
+        if j_out >= 0:
+            # it sits at that bound up to round-off: move it there, and every g with it
+            new = 0.0 if alpha[j_out] + beta[p_out + 1] < 0.0 else cb[j_out]
+            status[j_out] = RESERVE if new == 0.0 else ERROR
+            g[j_out] = v[p_out + 1]
+            _s_remove(R, S_idx, spos, ist, j_out)
+            da = (new - alpha[j_out]) * y[j_out]
+            alpha[j_out] = new
+            a[j_out] += da
+            r0 += da
+            if da != 0.0:
+                for i in range(hw):
+                    si = status[i]
+                    if si != FREE and si != MARGIN:
+                        g[i] += y[i] * da * K[j_out, i]
+            continue
+        b0 = beta[0]
+        fs[F_B] += b0
+        for i in range(hw):
+            gam[i] = b0
+        _axpy_rows(K, S_idx, y, beta, nS, hw, gam)
+        for p in range(nS):
+            alpha[S_idx[p]] += beta[p + 1]
+        for i in range(hw):
+            si = status[i]
+            if si != FREE and si != MARGIN:
+                g[i] += y[i] * gam[i]
+        for p in range(nS):
+            j = S_idx[p]
+            g[j] = v[p + 1] + y[j] * gam[j]
+        break
 
 
 @njit(cache=True)
@@ -897,6 +1049,51 @@ def kkt_residual(st):
 
 
 @njit(cache=True)
+def kkt_exact(st):
+    """``kkt_residual`` on g recomputed exactly from the coefficients and the bias
+    (O(n_SV n)), without changing the state (``st.wv`` and ``st.gam`` are scratch)."""
+    a = st.wv
+    f = st.gam
+    _coef_into(st, a)
+    _f_all(st, a, f)
+    _st_alpha = st.alpha
+    _st_cb = st.cb
+    _st_fs = st.fs
+    _st_status = st.status
+    _st_y = st.y
+    hw = st.ist[I_HW]
+    b = _st_fs[F_B]
+    mu = _st_fs[F_MU]
+    worst = 0.0
+    s_eq = 0.0
+    s_a = 0.0
+    for i in range(hw):
+        si = _st_status[i]
+        if si == FREE:
+            continue
+        gi = _st_y[i] * (f[i] + b) - mu
+        ai = _st_alpha[i]
+        s_eq += _st_y[i] * ai
+        s_a += ai
+        if si == MARGIN:
+            v = abs(gi)
+        elif si == ERROR:
+            v = gi if gi > 0.0 else 0.0
+        elif si == RESERVE:
+            v = -gi if gi < 0.0 else 0.0
+        else:
+            v = 0.0
+        if ai < 0.0:
+            v = max(v, -ai)
+        if ai > _st_cb[i]:
+            v = max(v, ai - _st_cb[i])
+        if v > worst:
+            worst = v
+    eq = abs(s_eq) / max(mu, s_a)
+    return max(worst / mu, eq)
+
+
+@njit(cache=True)
 def _kt_tolerance(st):
     """The tolerance of the KT certificate of ``_certify`` (see there)."""
     _st_K = st.K
@@ -915,10 +1112,29 @@ def _kt_tolerance(st):
 
 @njit(cache=True, inline="always")
 def _finish(st, status):
-    """End of every operation: exact g (``refresh``) and the drift check of R."""
+    """End of a single operation (``add``, ``remove``, ``reweight``, ``set_C``): exact g
+    (``refresh``) and the drift check of R. (``add_batch`` and ``relearn``: ``_finish_lazy``.)"""
     if status != OK:
         return status
     refresh(st)
+    return check_drift(st, np.bool_(False))
+
+
+@njit(cache=True, inline="always")
+def _finish_lazy(st, status):
+    """End of an insertion (``add``, each row of ``add_batch`` and ``relearn``): the O(|S| n)
+    correction of ``refresh_margin`` instead of the exact O(n_SV n) ``refresh``, which runs
+    only every ``check_every`` insertions (counted in the state, ``fs[F_NLAZY]``, so that
+    learning a stream in one batch, in chunks or one row per batch gives the same state bit
+    for bit), and the drift check of R. The KT certificate (``_certify_exact``) is then
+    checked on g recomputed exactly."""
+    if status != OK:
+        return status
+    refresh_margin(st)
+    fs = st.fs
+    fs[F_NLAZY] += 1.0
+    if fs[F_NLAZY] >= st.ist[I_CHECK_EVERY]:
+        refresh(st)
     return check_drift(st, np.bool_(False))
 
 
@@ -939,6 +1155,20 @@ def _certify(st, status):
     if kkt_residual(st) > tol and not _repair(st, tol):
         return KT_VIOLATED
     return OK
+
+
+@njit(cache=True, inline="always")
+def _certify_exact(st, status):
+    """``_certify`` for a state whose stored g is exact only up to the round-off of the
+    path's updates (``_finish_lazy``): the KT conditions are checked on g recomputed exactly
+    from (alpha, b) in scratch (``kkt_exact``), and the state is left as it is when they
+    hold; otherwise it is refreshed and ``_certify`` decides (repair or KT_VIOLATED)."""
+    if status != OK:
+        return status
+    if kkt_exact(st) <= _kt_tolerance(st):
+        return OK
+    refresh(st)
+    return _certify(st, status)
 
 
 @njit(cache=True, inline="always")
@@ -1111,18 +1341,29 @@ def _deactivate(st, c):
 
 @njit(cache=True)
 def add(st, c, x, yc, w):
-    """Learn example (x, yc) with weight w in free slot c. Returns a status."""
-    return _certify(st, _add(st, c, x, yc, w))
+    """Learn example (x, yc) with weight w in free slot c. Returns a status.
+
+    One operation on its own, like ``remove`` and ``reweight``: it ends with the exact
+    ``refresh`` and the KT certificate. (``add_batch``, used to learn streams, refreshes
+    exactly only every ``check_every`` rows: see ``_finish_lazy``.)"""
+    return _certify(st, _finish(st, _add_path(st, c, x, yc, w)))
 
 
 @njit(cache=True, inline="always")
-def _add(st, c, x, yc, w):
-    """``add`` without the KT certificate (``add_batch`` certifies once, at its end)."""
+def _add_path(st, c, x, yc, w):
+    """Place (x, yc) in slot c and run its path, without refresh or certificate."""
     place(st, c, x, yc)
     s = OK
     if w > 0.0:
         s = _activate(st, c, w)
-    return _finish(st, s)
+    return s
+
+
+@njit(cache=True, inline="always")
+def _add(st, c, x, yc, w):
+    """``add`` without the KT certificate (``add_batch`` and ``relearn`` certify once, at
+    their end)."""
+    return _finish_lazy(st, _add_path(st, c, x, yc, w))
 
 
 @njit(cache=True)
@@ -1340,11 +1581,12 @@ def relearn(st, order, w, mu):
     st.fs[F_B] = 0.0
     st.fs[F_MU] = mu
     st.fs[F_DMU] = 0.0
+    st.fs[F_NLAZY] = 0.0
     for k in range(n):
         s = _add(st, order[k], xs[k], ys[k], w[k])
         if s != OK:
             return s
-    return _certify(st, np.int64(OK))
+    return _certify_exact(st, np.int64(OK))
 
 
 @njit(cache=True)
@@ -1355,8 +1597,10 @@ def add_batch(st, X, yv, w, slots):
     Returns (status, i): ``i`` is the number of rows learned (the failing row on error).
     The KT certificate is checked once, at the end (the states in between are not seen by
     anyone; an ill-conditioned path can pass through a violated state that the next rows
-    repair): when it fails, the last row counts as the failing one. State modified in
-    place.
+    repair): when it fails, the last row counts as the failing one. Each row ends with
+    ``_finish_lazy`` (g recomputed exactly only every ``check_every`` insertions, counted
+    in the state): the same rows give the same state bit for bit whether learned in one
+    call or in several. State modified in place.
     """
     _st_status = st.status
     n = X.shape[0]
@@ -1369,6 +1613,6 @@ def add_batch(st, X, yv, w, slots):
         slots[i] = c
         if s != OK:
             return s, i
-    if n > 0 and _certify(st, np.int64(OK)) != OK:
+    if n > 0 and _certify_exact(st, np.int64(OK)) != OK:
         return KT_VIOLATED, n - 1
     return OK, n
