@@ -71,6 +71,8 @@ SCRATCH_FIELDS = ("pk", "pi", "drow", "drow_t", "dl")
 D_NEW = 0  # squared distances of the twin placed at the new example to every twin
 D_MERGED = 1  # ... of the merged twin (written by the rejection test, or when placed)
 D_MERGED_K = 2  # the merged pivot's kernel values (RBF; written by the rejection test)
+D_NEW_K = 3  # the new example's kernel values (RBF; written by the Beneficial test where
+# the twin's coefficient is not 0)
 # ``drow_t[D_NEW]``, ``drow_t[D_MERGED]``: the twin index whose distances the row holds
 # (-1: none); ``drow_t[D_MERGED_K]``: 1 when rows D_MERGED and D_MERGED_K hold those of
 # ``qnew`` as the rejection test left it, 0 otherwise
@@ -85,7 +87,7 @@ def scratch_fields(n):
     changed twins (``dl``)."""
     npairs = n * (n - 1) // 2
     return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64),
-            "drow": np.zeros((3, n)), "drow_t": np.full(3, -1, dtype=np.int64),
+            "drow": np.zeros((4, n)), "drow_t": np.full(3, -1, dtype=np.int64),
             "dl": np.zeros(2 * n, dtype=np.int64)}
 
 
@@ -110,10 +112,10 @@ def alloc_twins(budget, d):
 
 def twins_nbytes(B, d):
     """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
-    ``8 (n (n - 1) + n d + 15 n + 2 d + 13 + N_TIST + N_TPAR) + 4 n``."""
+    ``8 (n (n - 1) + n d + 16 n + 2 d + 13 + N_TIST + N_TPAR) + 4 n``."""
     n = B + 2
     return (8 * (n * (n - 1) + n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR)
-            + 8 * (3 * n + 3 + 2 * n) + 4 * n)
+            + 8 * (4 * n + 3 + 2 * n) + 4 * n)
 
 
 @njit(cache=True, inline="always")
@@ -133,12 +135,12 @@ def _place_twin(st, tw, j, q, sp, sn):
     (``_place_twin_at`` on the state's arrays; records no distance row)."""
     _place_twin_at(st.X, st.y, st.wt, st.cb, st.alpha, st.g, st.status, st.K, st.kpar, st.fs,
                    st.ist, tw.Q, tw.s_pos, tw.s_neg, tw.s_tot, tw.active, tw.dirty, tw.drow,
-                   tw.drow_t, j, q, sp, sn, np.int64(-1), np.int64(-1))
+                   tw.drow_t, tw.coef, j, q, sp, sn, np.int64(-1), np.int64(-1), np.bool_(False))
 
 
 @njit(cache=True)
 def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s_neg, s_tot,
-                   active, dirty, drow, drow_t, j, q, sp, sn, r, rk):
+                   active, dirty, drow, drow_t, coef, j, q, sp, sn, r, rk, part):
     """Put twin j's pivot at q with weights (sp, sn) recorded, both halves (engine slots
     2j, 2j + 1) live at weight 0. Modified in place.
 
@@ -152,7 +154,8 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     ``drow[r]`` (and j in ``drow_t[r]``) for the nearest-merge-neighbour cache (input
     space). ``rk`` >= 0: rows ``drow[r]`` (distances) and ``drow[rk]`` (RBF kernel values)
     already hold those of q, computed by the rejection test (``_merge_ok``), and are read
-    instead of computed. Takes arrays, not the state tuples (reference counts: see
+    instead of computed; with ``part``, only for the twins whose ``coef`` is not 0 (those
+    the Beneficial test scored the new example against, ``_score_row``). Takes arrays, not the state tuples (reference counts: see
     ``kernels.adiabatic``)."""
     d = q.shape[0]
     c0 = 2 * j
@@ -186,7 +189,7 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
             continue
         t = e // 2
         kv = 0.0
-        if rk >= 0:
+        if rk >= 0 and (not part or coef[t] != 0.0):
             d2 = drow[r, t]
             if code == RBF:
                 kv = drow[rk, t]
@@ -197,13 +200,13 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
                 d2 += u * u
             if code == RBF:
                 kv = np.exp(-gk * d2)
+            if r >= 0:
+                drow[r, t] = d2
         if code != RBF:
             dot = 0.0
             for m in range(d):
                 dot += X[src, m] * X[c0, m]
             kv = dot if code == ad.LINEAR else (gk * dot + kpar[2]) ** kpar[1]
-        if r >= 0 and rk < 0:
-            drow[r, t] = d2
         if src == e:
             K[c0, e] = kv
             K[e, c0] = kv
@@ -537,6 +540,9 @@ def _learn_one(st, tw, x, yi, wi, B):
             leave1 = mi
             leave2 = mj
     # ---- UpdateTVM: place the new twins on the spares, then one transfer path
+    # the Beneficial test scored the example against every twin of nonzero coefficient
+    # (``_score_row``) when the budget was full: its distances and kernel values are kept
+    rkx = (np.int64(D_NEW_K) if n >= B and _st_ist[ad.I_KCODE] == RBF else np.int64(-1))
     # (the engine's arrays and the twins' bound once for both placements: see
     # ``kernels.adiabatic`` on reference counts)
     _st_X = st.X
@@ -556,16 +562,16 @@ def _learn_one(st, tw, x, yi, wi, B):
         rk = np.int64(D_MERGED_K) if _tw_drow_t[D_MERGED_K] == 1 else np.int64(-1)
         _place_twin_at(_st_X, _st_y, _st_wt, _st_cb, _st_alpha, _st_g, _st_status2, _st_K,
                        _st_kpar, _st_fs, _st_ist, _tw_Q, _tw_s_pos, _tw_s_neg, _tw_s_tot,
-                       _tw_active2, _tw_dirty, _tw_drow, _tw_drow_t, s2, _tw_qnew, msp, msn,
-                       np.int64(D_MERGED), rk)
+                       _tw_active2, _tw_dirty, _tw_drow, _tw_drow_t, _tw_coef, s2, _tw_qnew,
+                       msp, msn, np.int64(D_MERGED), rk, np.bool_(False))
         if msp > 0.0:
             m = _add_dst(tw, m, 2 * s2, msp)
         if msn > 0.0:
             m = _add_dst(tw, m, 2 * s2 + 1, msn)
     _place_twin_at(_st_X, _st_y, _st_wt, _st_cb, _st_alpha, _st_g, _st_status2, _st_K, _st_kpar,
                    _st_fs, _st_ist, _tw_Q, _tw_s_pos, _tw_s_neg, _tw_s_tot, _tw_active2,
-                   _tw_dirty, _tw_drow, _tw_drow_t, s1, x, sp, sn, np.int64(D_NEW),
-                   np.int64(-1))
+                   _tw_dirty, _tw_drow, _tw_drow_t, _tw_coef, s1, x, sp, sn, np.int64(D_NEW),
+                   rkx, np.bool_(True))
     if leave2 >= 0:
         # the merged twin's row was computed before the new example moved twin s1
         _tw_drow[D_MERGED, s1] = _tw_drow[D_NEW, s2]
@@ -627,6 +633,35 @@ def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
     return counted
 
 
+@njit(cache=True, inline="always")
+def _score_row(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B, drow):
+    """``_only_counted`` that also keeps, for an RBF kernel, the squared distance and the
+    kernel value of row t to every twin of nonzero coefficient in ``drow[D_NEW]`` and
+    ``drow[D_NEW_K]`` (the sum is ``kernel_expansion_at``'s, bit for bit): when the row is
+    learned, its twin's kernel row and merge costs start from them."""
+    counted = wt <= 0.0
+    if not counted and ntw >= B:
+        if code == RBF:
+            gk = kpar[0]
+            d = X.shape[1]
+            f = fs[ad.F_B]
+            for i in range(coef.shape[0]):
+                c = coef[i]
+                if c != 0.0:
+                    q2 = 0.0
+                    for k in range(d):
+                        u = Q[i, k] - X[t, k]
+                        q2 += u * u
+                    kv = np.exp(-gk * q2)
+                    drow[D_NEW, i] = q2
+                    drow[D_NEW_K, i] = kv
+                    f += c * kv
+        else:
+            f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
+        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
+    return counted
+
+
 @njit(cache=True)
 def tvm_partial_fit(st, tw, X, y, w, B):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
@@ -639,6 +674,7 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     _tw_coef = tw.coef
     _tw_ist = tw.ist
     _tw_par = tw.par
+    _tw_drow = tw.drow
     _st_fs = st.fs
     _st_ist = st.ist
     _st_kpar = st.kpar
@@ -649,8 +685,8 @@ def tvm_partial_fit(st, tw, X, y, w, B):
         # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
         # (whose two state tuples hold ~45 arrays) costs reference-count updates that
         # would dominate the cost of scoring
-        if _only_counted(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
-                         w[t], B):
+        if _score_row(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
+                      w[t], B, _tw_drow):
             continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
