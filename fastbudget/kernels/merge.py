@@ -46,6 +46,22 @@ def before(c, j, b, jb):
     return c <= b + tol and j < jb
 
 
+#: relative margin of ``_beyond``: far above the rounding of its products (~1e-16) and
+#: above TIE_TOL, so that a cost it rules out can never be a tie either
+_BEYOND = 4e-12
+
+
+@njit(cache=True, inline="always")
+def _beyond(p, q, b1, b2):
+    """Whether the input-space cost p / q (p = s_i s_j ||q_i - q_j||^2, q = s_i + s_j) is
+    certainly ranked after both b1 and b2 by ``before`` (larger than either by more than
+    TIE_TOL, whatever the rounding of the division): then the row's best two partners do
+    not change and the division and the two comparisons are skipped. False when b1 or b2
+    is infinite or NaN."""
+    t = b1 if b1 > b2 else b2
+    return p > t * q * (1.0 + _BEYOND)
+
+
 @njit(cache=True, inline="always")
 def _seg_point(qi, qj, t, out):
     for k in range(qi.shape[0]):
@@ -184,7 +200,11 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
             for k in range(d):
                 e = Q[i, k] - Q[j, k]
                 d2 += e * e
-            c = si * s[j] * d2 / (si + s[j])
+            p = si * s[j] * d2
+            q = si + s[j]
+            if _beyond(p, q, b1, b2):
+                continue
+            c = p / q
         else:
             c = costs[j]
         if before(c, j, b1, j1):
@@ -216,7 +236,11 @@ def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d
     for j in range(active.shape[0]):
         if j == i or not active[j] or (one_sided and side[i] != side[j]):
             continue
-        c = si * s[j] * d2row[j] / (si + s[j])
+        p = si * s[j] * d2row[j]
+        q = si + s[j]
+        if _beyond(p, q, b1, b2):
+            continue
+        c = p / q
         if before(c, j, b1, j1):
             b2 = b1
             j2 = j1
@@ -334,14 +358,19 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
             if j == i or (one_sided and side[i] != side[j]):
                 continue
             rj = dlist[n + k]
-            if rj >= 0:
-                c = s[i] * s[j] * drow[rj, i] / (s[i] + s[j])
-            elif mode == INPUT:
-                d2 = 0.0
-                for m in range(Q.shape[1]):
-                    e = Q[i, m] - Q[j, m]
-                    d2 += e * e
-                c = s[i] * s[j] * d2 / (s[i] + s[j])
+            if mode == INPUT:
+                if rj >= 0:
+                    d2 = drow[rj, i]
+                else:
+                    d2 = 0.0
+                    for m in range(Q.shape[1]):
+                        e = Q[i, m] - Q[j, m]
+                        d2 += e * e
+                p = s[i] * s[j] * d2
+                q = s[i] + s[j]
+                if _beyond(p, q, b1, b2):
+                    continue
+                c = p / q
             else:
                 c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
             if before(c, j, b1, j1):
