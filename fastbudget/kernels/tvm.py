@@ -333,6 +333,9 @@ def _sync(st, tw, mode):
         _tw_dirty[j] = 0
     for r in range(_tw_drow_t.shape[0]):
         _tw_drow_t[r] = -1
+    _tw_dl = tw.dl
+    for r in range(_tw_dl.shape[0]):
+        _tw_dl[r] = 0
     return s
 
 
@@ -680,6 +683,8 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     _st_kpar = st.kpar
     m1 = _tw_par[P_M1]
     code = _st_ist[ad.I_KCODE]
+    status = ad.OK
+    row = X.shape[0]
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
         # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
@@ -690,8 +695,14 @@ def tvm_partial_fit(st, tw, X, y, w, B):
             continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
-            return s, t
-    return ad.OK, X.shape[0]
+            status = s
+            row = t
+            break
+    # the rows of one update are scratch: cleared, so that a model equals its saved and
+    # loaded copy in every array (O(B) per call)
+    _tw_drow[:, :] = 0.0
+    tw.drow_t[:] = -1
+    return status, row
 
 
 @njit(cache=True)
