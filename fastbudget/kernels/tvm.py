@@ -155,8 +155,13 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     space). ``rk`` >= 0: rows ``drow[r]`` (distances) and ``drow[rk]`` (RBF kernel values)
     already hold those of q, computed by the rejection test (``_merge_ok``), and are read
     instead of computed; with ``part``, only for the twins whose ``coef`` is not 0 (those
-    the Beneficial test scored the new example against, ``_score_row``). Takes arrays, not the state tuples (reference counts: see
-    ``kernels.adiabatic``)."""
+    the Beneficial test scored the new example against, ``_score_row``). Those rows are
+    computed from the twins' pivots ``Q``, the engine's kernel values from its points
+    ``X``: the same numbers, since the points of slots 2t and 2t + 1 are q_t (written
+    together, here). Takes arrays, not the state tuples (reference counts: see
+    ``kernels.adiabatic``). Mirrors ``ad.place_at`` / ``ad.place_copy_at``: a change
+    there must be made here too (``tests/test_tvm.py`` checks the KT conditions after
+    every update and the model against the exact SVM solved on the twins)."""
     d = q.shape[0]
     c0 = 2 * j
     c1 = c0 + 1
