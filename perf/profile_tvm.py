@@ -439,7 +439,7 @@ def _src_ranges():
          "# -------- bookkeeping")
     mark(ad.run_path, "path: event bookkeeping", "# -------- bookkeeping")
     # inlined into _learn_one
-    mark(ktvm._place_twin, "place: copy q, twin weights")
+    mark(ktvm._place_twin_at, "place: both halves of a twin (_place_twin_at)")
     mark(ad.place_at, "place: store x, status")
     mark(ad.place_at, "place: list the live slots", "paired = ist[I_PAIRED]", "kernel_row_at(")
     mark(ad.place_at, "place: write K[c, :] and K[:, c]", "for k in range(n_rows):", "if paired:")
@@ -472,14 +472,15 @@ GROUPS = [
     ("candidate choice + rejection", ["tvm._learn_one@choice", "tvm._merge_ok", "merge.merge_point",
                                       "merge.sorted_pairs", "merge._sift", "merge.feature_merge",
                                       "merge._feature_cost"]),
-    ("engine transfer path", ["tvm._learn_one@transfer", "tvm._place_twin", "adiabatic.run_path", "adiabatic._s_add",
+    ("engine transfer path", ["tvm._learn_one@transfer", "tvm._place_twin", "tvm._place_twin_at",
+                              "adiabatic.run_path", "adiabatic._s_add",
                               "jacobian.r_grow", "jacobian.r_swap", "jacobian.r_shrink_last",
                               "adiabatic._new_column_residual", "jacobian.r_rebuild",
                               "jacobian.build_J", "jacobian.invert_into", "kernel.kernel_row_at"]),
     ("_sync: g refresh, drift check, coef/f(q)", ["tvm._learn_one@sync", "adiabatic.refresh",
                                                   "adiabatic.check_drift", "jacobian.jr_residual",
                                                   "adiabatic._f_all", "adiabatic._coef_into"]),
-    ("nn cache (nn_update, nn_row)", ["merge.nn_update", "merge.nn_row"]),
+    ("nn cache (nn_update, nn_row)", ["merge.nn_update", "merge.nn_row", "merge.nn_row_d2"]),
     ("NRT_incref/decref", ["NRT_incref", "NRT_decref"]),
 ]
 

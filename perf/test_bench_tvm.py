@@ -3,8 +3,11 @@
 Budget 100, paper 000's protocol (standardised attributes, RBF delta = d / 2, 0.37 for the
 board; C = 100, Adult C = 1). The floor scores every example of the stream against the final
 100 twins in one compiled loop (``_bench.score_expansion``); ``floor_ratio`` is the stream's
-time over it. Issue 25 asks for <= 3 at d = 2, 22 and 123; the suite records where it stands
-and fails on a regression through ``perf/check_ratios.py`` (not on the goal itself).
+time over it. Issue 25 asks for <= 3 at d = 2, 22 and 123 on 10^6-example streams: each
+stream benchmark records the goal and whether it is met (``extra_info['goal_ratio']``,
+``['goal_met']``) and asserts it where it has been reached (``GOAL_REACHED``); elsewhere it
+records the ratio (``docs/results/tvm_profile.md`` says how far it is short) and fails only
+on a regression through ``perf/check_ratios.py``.
 """
 import numpy as np
 import pytest
@@ -12,6 +15,20 @@ import pytest
 from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, iterations_for,
                     model_scores, nearest_pairs, nn_cache_rebuild, paper_data, record)
 from fastbudget import TVMClassifier
+
+#: issue 25: TVM's whole stream (B = 100) within this many floors
+GOAL_RATIO = 3.0
+#: streams that have reached the goal (asserted there); the others record their ratio only
+#: (docs/results/tvm_profile.md, figures of 2026-11-25)
+GOAL_REACHED = {"ijcnn_1e6": True, "adult_1e6": True}
+
+
+def _goal(benchmark, ratio, key):
+    """Record the goal and whether this run meets it; assert it where it has been reached."""
+    benchmark.extra_info["goal_ratio"] = GOAL_RATIO
+    benchmark.extra_info["goal_met"] = bool(ratio <= GOAL_RATIO)
+    if GOAL_REACHED.get(key, False):
+        assert ratio <= GOAL_RATIO, f"{key}: {ratio:.2f} floors (goal {GOAL_RATIO})"
 
 
 def _fit_stream(benchmark, X, y, rounds, **params):
@@ -55,10 +72,12 @@ def test_tvm_fit_checkerboard_large(benchmark, n):
     X, y, Xt, yt = checkerboard(n)
     clf = _fit_stream(benchmark, X, y, 1, gamma=CB_GAMMA)
     acc = clf.score(Xt, yt)
-    record(benchmark, floor_seconds(clf, X, rounds=1), accuracy=acc, n=len(y),
-           accepted=int(clf.n_accepted_))
+    ratio = record(benchmark, floor_seconds(clf, X, rounds=3 if n <= 1_000_000 else 1),
+                   accuracy=acc, n=len(y), accepted=int(clf.n_accepted_),
+                   seconds=benchmark.stats.stats.min)
     # tvm_stream.md: 97.88 % at 10^6, 98.64 % at 10^7 (paper: 98.7 % at 10^7)
     assert acc >= (0.975 if n == 1_000_000 else 0.985)
+    _goal(benchmark, ratio, f"checkerboard_1e{len(str(n)) - 1}")
 
 
 @pytest.mark.parametrize("name,C,bar", [("ijcnn", 100.0, 0.95), ("adult", 1.0, 0.75)])
@@ -76,6 +95,33 @@ def test_tvm_fit_paper_data(benchmark, name, C, bar):
     record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y), d=X.shape[1],
            accepted=int(clf.n_accepted_))
     assert acc >= bar
+
+
+def _passes(X, y, n, seed=0):
+    """n examples made of passes over (X, y), each pass in its own seeded order (the
+    streams of ``perf/profile_tvm.py --data``)."""
+    rng = np.random.default_rng(seed)
+    idx = np.concatenate([rng.permutation(len(y)) for _ in range(-(-n // len(y)))])[:n]
+    return np.ascontiguousarray(X[idx]), y[idx]
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("name,C,bar", [("ijcnn", 100.0, 0.95), ("adult", 1.0, 0.75)])
+def test_tvm_stream_paper_data_1e6(benchmark, name, C, bar):
+    """10^6 examples in passes over IJCNN (d = 22) or Adult (d = 123): issue 25's stream
+    at d = 22 and 123 (the one pass of ``test_tvm_fit_paper_data`` weighs the first
+    examples, learned more often, too much). Accuracy bars as there."""
+    data = paper_data(name)
+    if data is None:
+        pytest.skip("the papers' data sets are not present (set FASTBUDGET_DATA)")
+    X0, y0, Xt, yt = data
+    X, y = _passes(X0, y0, 1_000_000)
+    clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / X.shape[1], C=C)
+    acc = clf.score(Xt, yt)
+    ratio = record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y), d=X.shape[1],
+                   accepted=int(clf.n_accepted_))
+    assert acc >= bar
+    _goal(benchmark, ratio, f"{name}_1e6")
 
 
 @pytest.mark.quick

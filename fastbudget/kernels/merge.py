@@ -46,6 +46,22 @@ def before(c, j, b, jb):
     return c <= b + tol and j < jb
 
 
+#: relative margin of ``_beyond``: far above the rounding of its products (~1e-16) and
+#: above TIE_TOL, so that a cost it rules out can never be a tie either
+_BEYOND = 4e-12
+
+
+@njit(cache=True, inline="always")
+def _beyond(p, q, b1, b2):
+    """Whether the input-space cost p / q (p = s_i s_j ||q_i - q_j||^2, q = s_i + s_j) is
+    certainly ranked after both b1 and b2 by ``before`` (larger than either by more than
+    TIE_TOL, whatever the rounding of the division): then the row's best two partners do
+    not change and the division and the two comparisons are skipped. False when b1 or b2
+    is infinite or NaN."""
+    t = b1 if b1 > b2 else b2
+    return p > t * q * (1.0 + _BEYOND)
+
+
 @njit(cache=True, inline="always")
 def _seg_point(qi, qj, t, out):
     for k in range(qi.shape[0]):
@@ -184,7 +200,11 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
             for k in range(d):
                 e = Q[i, k] - Q[j, k]
                 d2 += e * e
-            c = si * s[j] * d2 / (si + s[j])
+            p = si * s[j] * d2
+            q = si + s[j]
+            if _beyond(p, q, b1, b2):
+                continue
+            c = p / q
         else:
             c = costs[j]
         if before(c, j, b1, j1):
@@ -203,8 +223,42 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
 
 
 @njit(cache=True)
+def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
+    """``nn_row`` in input space for a twin i whose squared distances to every twin are
+    known: ``d2row[j]`` = ||q_i - q_j||^2 (read for the active j only). The costs are
+    those ``nn_row`` computes, bit for bit (the distance is symmetric in i and j, and so
+    is the cost formula); O(B) instead of O(B d). Modified in place."""
+    b1 = np.inf
+    j1 = -1
+    b2 = np.inf
+    j2 = -1
+    si = s[i]
+    for j in range(active.shape[0]):
+        if j == i or not active[j] or (one_sided and side[i] != side[j]):
+            continue
+        p = si * s[j] * d2row[j]
+        q = si + s[j]
+        if _beyond(p, q, b1, b2):
+            continue
+        c = p / q
+        if before(c, j, b1, j1):
+            b2 = b1
+            j2 = j1
+            b1 = c
+            j1 = j
+        elif before(c, j, b2, j2):
+            b2 = c
+            j2 = j
+    nn_idx[i] = j1
+    nn_d[i] = b1
+    nn2_idx[i] = j2
+    nn2_d[i] = b2
+    nn2_ok[i] = 1
+
+
+@njit(cache=True)
 def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, nn2_idx,
-              nn2_d, nn2_ok, tmp, dlist, costs):
+              nn2_d, nn2_ok, tmp, dlist, costs, drow, drow_t):
     """Refresh the cache after the twins flagged in ``dirty`` (int8) changed position,
     weight, side or activity (``active``, int8). Modified in place; returns the number of
     rows recomputed in full.
@@ -218,13 +272,28 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
     cheapest merge partner of most twins and is merged again soon after: recomputing every
     row that pointed to it cost ~30 full rows per accepted example, the second best
     brings it to a few. Cost O(B n_dirty) plus O(B d) per recomputed row. ``dlist`` (int64)
-    and ``costs`` (float64) are scratch of ``len(active)`` entries."""
+    and ``costs`` (float64) are scratch of ``len(active)`` entries.
+
+    In input space, row r of ``drow`` may hold the squared distances of twin ``drow_t[r]``
+    (-1: none) to every twin, computed when it was placed (``kernels.tvm``): that twin's
+    own row and every other row's comparison with it then read them instead of summing
+    over the d features again (the same costs, bit for bit: O(B) instead of O(B d)).
+    ``dlist`` holds, after the changed twins, the row of ``drow`` of each (scratch of
+    2 ``len(active)`` entries)."""
     n = active.shape[0]
     nd = 0
     for j in range(n):
         if dirty[j] and active[j]:
             dlist[nd] = j
             nd += 1
+    # the row of drow of each changed twin (-1: none)
+    for k in range(nd):
+        rk = -1
+        if mode == INPUT:
+            for r in range(drow_t.shape[0]):
+                if drow_t[r] == dlist[k]:
+                    rk = r
+        dlist[n + k] = rk
     rows = 0
     for i in range(n):
         if not active[i]:
@@ -264,10 +333,19 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
             else:
                 full = True
         if full:
-            if mode != INPUT:
-                merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
-            nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
-                   nn2_ok)
+            ri = -1
+            if mode == INPUT and dirty[i]:
+                for k in range(nd):
+                    if dlist[k] == i:
+                        ri = dlist[n + k]
+            if ri >= 0:
+                nn_row_d2(s, side, one_sided, active, i, drow[ri], nn_idx, nn_d, nn2_idx,
+                          nn2_d, nn2_ok)
+            else:
+                if mode != INPUT:
+                    merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
+                nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
+                       nn2_d, nn2_ok)
             rows += 1
             continue
         # merge with the changed twins
@@ -279,12 +357,20 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
             j = dlist[k]
             if j == i or (one_sided and side[i] != side[j]):
                 continue
+            rj = dlist[n + k]
             if mode == INPUT:
-                d2 = 0.0
-                for m in range(Q.shape[1]):
-                    e = Q[i, m] - Q[j, m]
-                    d2 += e * e
-                c = s[i] * s[j] * d2 / (s[i] + s[j])
+                if rj >= 0:
+                    d2 = drow[rj, i]
+                else:
+                    d2 = 0.0
+                    for m in range(Q.shape[1]):
+                        e = Q[i, m] - Q[j, m]
+                        d2 += e * e
+                p = s[i] * s[j] * d2
+                q = s[i] + s[j]
+                if _beyond(p, q, b1, b2):
+                    continue
+                c = p / q
             else:
                 c = merge_cost(mode, code, kpar, Q, s, i, j, tmp)
             if before(c, j, b1, j1):

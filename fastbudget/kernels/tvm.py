@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import adiabatic as ad
-from .kernel import kernel_expansion_at
+from .kernel import RBF, kernel_expansion_at
 from .merge import before, merge_point, nn_update, sorted_pairs
 
 # integer counters in ``TwinState.ist``
@@ -62,18 +62,33 @@ TwinState = namedtuple(
     "TwinState",
     ["Q", "s_pos", "s_neg", "s_tot", "coef", "fq", "side", "active", "nn_idx", "nn_d",
      "nn2_idx", "nn2_d", "nn2_ok", "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par",
-     "pk", "pi"],
+     "pk", "pi", "drow", "drow_t", "dl"],
 )
 # scratch fields: not part of a saved model (``scratch_fields`` reallocates them)
-SCRATCH_FIELDS = ("pk", "pi")
+SCRATCH_FIELDS = ("pk", "pi", "drow", "drow_t", "dl")
+
+# rows of ``TwinState.drow`` (scratch of one accepted example; ``drow_t`` says whose)
+D_NEW = 0  # squared distances of the twin placed at the new example to every twin
+D_MERGED = 1  # ... of the merged twin (written by the rejection test, or when placed)
+D_MERGED_K = 2  # the merged pivot's kernel values (RBF; written by the rejection test)
+D_NEW_K = 3  # the new example's kernel values (RBF; written by the Beneficial test where
+# the twin's coefficient is not 0)
+# ``drow_t[D_NEW]``, ``drow_t[D_MERGED]``: the twin index whose distances the row holds
+# (-1: none); ``drow_t[D_MERGED_K]``: 1 when rows D_MERGED and D_MERGED_K hold those of
+# ``qnew`` as the rejection test left it, 0 otherwise
 
 
 def scratch_fields(n):
     """The scratch arrays for n = budget + 2 twin indices: all pairs' merge costs and
     indices, for the rejection fallback (``pk`` also holds one row of feature-space merge
-    costs for the nearest-merge-neighbour cache)."""
+    costs for the nearest-merge-neighbour cache); the distance and kernel rows of the
+    twins placed by one update (``drow``, ``drow_t``: shared by the rejection test, the
+    engine's kernel rows and the nearest-merge-neighbour cache) and the cache's list of
+    changed twins (``dl``)."""
     npairs = n * (n - 1) // 2
-    return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64)}
+    return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64),
+            "drow": np.zeros((4, n)), "drow_t": np.full(3, -1, dtype=np.int64),
+            "dl": np.zeros(2 * n, dtype=np.int64)}
 
 
 def alloc_twins(budget, d):
@@ -97,9 +112,10 @@ def alloc_twins(budget, d):
 
 def twins_nbytes(B, d):
     """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
-    ``8 (n (n - 1) + n d + 10 n + 2 d + 10 + N_TIST + N_TPAR) + 4 n``."""
+    ``8 (n (n - 1) + n d + 16 n + 2 d + 13 + N_TIST + N_TPAR) + 4 n``."""
     n = B + 2
-    return 8 * (n * (n - 1) + n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR) + 4 * n
+    return (8 * (n * (n - 1) + n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR)
+            + 8 * (4 * n + 3 + 2 * n) + 4 * n)
 
 
 @njit(cache=True, inline="always")
@@ -115,35 +131,138 @@ def twin_decision(code, kpar, fs, Q, coef, x):
 
 @njit(cache=True)
 def _place_twin(st, tw, j, q, sp, sn):
-    """Put twin j's pivot at q with weights (sp, sn) recorded, both halves at weight 0."""
-    _tw_Q = tw.Q
-    _tw_active = tw.active
-    _tw_dirty = tw.dirty
-    _tw_s_neg = tw.s_neg
-    _tw_s_pos = tw.s_pos
-    _tw_s_tot = tw.s_tot
-    for k in range(q.shape[0]):
-        _tw_Q[j, k] = q[k]
-    # the engine's arrays bound once for both halves (reference counts: see
-    # ``kernels.adiabatic``)
-    X = st.X
-    y = st.y
-    wt = st.wt
-    cb = st.cb
-    alpha = st.alpha
-    g = st.g
-    status = st.status
-    K = st.K
-    fs = st.fs
-    ist = st.ist
-    f = ad.place_at(X, y, wt, cb, alpha, g, status, K, st.kpar, fs, ist, st.sparse, st.gam,
-                    2 * j, _tw_Q[j], 1.0)
-    ad.place_copy_at(X, y, wt, cb, alpha, g, status, K, fs, ist, 2 * j + 1, 2 * j, -1.0, f)
-    _tw_s_pos[j] = sp
-    _tw_s_neg[j] = sn
-    _tw_s_tot[j] = sp + sn
-    _tw_active[j] = 1
-    _tw_dirty[j] = 1
+    """Put twin j's pivot at q with weights (sp, sn) recorded, both halves at weight 0
+    (``_place_twin_at`` on the state's arrays; records no distance row)."""
+    _place_twin_at(st.X, st.y, st.wt, st.cb, st.alpha, st.g, st.status, st.K, st.kpar, st.fs,
+                   st.ist, tw.Q, tw.s_pos, tw.s_neg, tw.s_tot, tw.active, tw.dirty, tw.drow,
+                   tw.drow_t, tw.coef, j, q, sp, sn, np.int64(-1), np.int64(-1), np.bool_(False))
+
+
+@njit(cache=True)
+def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s_neg, s_tot,
+                   active, dirty, drow, drow_t, coef, j, q, sp, sn, r, rk, part):
+    """Put twin j's pivot at q with weights (sp, sn) recorded, both halves (engine slots
+    2j, 2j + 1) live at weight 0. Modified in place.
+
+    The engine's part is ``ad.place_at`` of slot 2j followed by ``ad.place_copy_at`` of
+    slot 2j + 1, done in one pass over the twins, with the same results bit for bit (the
+    same kernel values, the same f(q) summed in the same slot order): each twin's kernel
+    value K(q_t, q) is computed once and written to the four entries of the two rows and
+    columns, and g of both halves comes from that pass instead of a second sweep over K.
+
+    ``r`` >= 0: also record the squared distances ||q_t - q||^2 of every live twin in
+    ``drow[r]`` (and j in ``drow_t[r]``) for the nearest-merge-neighbour cache (input
+    space). ``rk`` >= 0: rows ``drow[r]`` (distances) and ``drow[rk]`` (RBF kernel values)
+    already hold those of q, computed by the rejection test (``_merge_ok``), and are read
+    instead of computed; with ``part``, only for the twins whose ``coef`` is not 0 (those
+    the Beneficial test scored the new example against, ``_score_row``). Those rows are
+    computed from the twins' pivots ``Q``, the engine's kernel values from its points
+    ``X``: the same numbers, since the points of slots 2t and 2t + 1 are q_t (written
+    together, here). Takes arrays, not the state tuples (reference counts: see
+    ``kernels.adiabatic``). Mirrors ``ad.place_at`` / ``ad.place_copy_at``: a change
+    there must be made here too (``tests/test_tvm.py`` checks the KT conditions after
+    every update and the model against the exact SVM solved on the twins)."""
+    d = q.shape[0]
+    c0 = 2 * j
+    c1 = c0 + 1
+    for k in range(d):
+        Q[j, k] = q[k]
+    for k in range(d):
+        X[c0, k] = Q[j, k]
+        X[c1, k] = Q[j, k]
+    # high-water mark as place_at (slot c0) and then place_copy_at (slot c1) set it
+    hw0 = ist[ad.I_HW]
+    if c0 + 1 > hw0:
+        hw0 = c0 + 1
+    hw1 = hw0 if hw0 > c1 else c1 + 1
+    ist[ad.I_HW] = hw1
+    code = ist[ad.I_KCODE]
+    gk = kpar[0]
+    alpha[c0] = 0.0
+    alpha[c1] = 0.0
+    f = fs[ad.F_B]
+    for e in range(0, hw0, 2):
+        if e == c0:
+            continue
+        o = e + 1
+        live_o = o < hw0 and status[o] != ad.FREE
+        if status[e] != ad.FREE:
+            src = e
+        elif live_o:
+            src = o
+        else:
+            continue
+        t = e // 2
+        kv = 0.0
+        if rk >= 0 and (not part or coef[t] != 0.0):
+            d2 = drow[r, t]
+            if code == RBF:
+                kv = drow[rk, t]
+        else:
+            d2 = 0.0
+            for m in range(d):
+                u = X[src, m] - X[c0, m]
+                d2 += u * u
+            if code == RBF:
+                kv = np.exp(-gk * d2)
+            if r >= 0:
+                drow[r, t] = d2
+        if code != RBF:
+            dot = 0.0
+            for m in range(d):
+                dot += X[src, m] * X[c0, m]
+            kv = dot if code == ad.LINEAR else (gk * dot + kpar[2]) ** kpar[1]
+        if src == e:
+            K[c0, e] = kv
+            K[e, c0] = kv
+            K[c1, e] = kv
+            K[e, c1] = kv
+            a = alpha[e]
+            if a != 0.0:
+                f += a * y[e] * kv
+        if live_o:
+            K[c0, o] = kv
+            K[o, c0] = kv
+            K[c1, o] = kv
+            K[o, c1] = kv
+            a = alpha[o]
+            if a != 0.0:
+                f += a * y[o] * kv
+    # the twin's own entries: K(q, q), as place_at computes it
+    d2 = 0.0
+    for m in range(d):
+        u = X[c0, m] - X[c0, m]
+        d2 += u * u
+    if code == RBF:
+        kv = np.exp(-gk * d2)
+    else:
+        dot = 0.0
+        for m in range(d):
+            dot += X[c0, m] * X[c0, m]
+        kv = dot if code == ad.LINEAR else (gk * dot + kpar[2]) ** kpar[1]
+    K[c0, c0] = kv
+    K[c0, c1] = kv
+    K[c1, c0] = kv
+    K[c1, c1] = kv
+    if r >= 0:
+        drow[r, j] = 0.0
+        drow_t[r] = j
+    y[c0] = 1.0
+    y[c1] = -1.0
+    wt[c0] = 0.0
+    wt[c1] = 0.0
+    cb[c0] = 0.0
+    cb[c1] = 0.0
+    status[c0] = ad.ZERO
+    status[c1] = ad.ZERO
+    mu = fs[ad.F_MU]
+    g[c0] = 1.0 * f - mu
+    g[c1] = -1.0 * f - mu
+    s_pos[j] = sp
+    s_neg[j] = sn
+    s_tot[j] = sp + sn
+    active[j] = 1
+    dirty[j] = 1
 
 
 @njit(cache=True, inline="always")
@@ -180,7 +299,6 @@ def _sync(st, tw, mode):
     _tw_nn2_ok = tw.nn2_ok
     _tw_nn_d = tw.nn_d
     _tw_nn_idx = tw.nn_idx
-    _tw_order = tw.order
     _tw_par = tw.par
     _tw_pk = tw.pk
     _tw_s_tot = tw.s_tot
@@ -211,12 +329,18 @@ def _sync(st, tw, mode):
             _tw_side[j] = side
             if one_sided:
                 _tw_dirty[j] = 1
+    _tw_drow_t = tw.drow_t
     _tw_ist[T_NNROWS] += nn_update(mode, _st_ist[ad.I_KCODE], _st_kpar, _tw_Q, _tw_s_tot,
                                   _tw_side, one_sided, _tw_active, _tw_dirty, _tw_nn_idx,
-                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, _tw_order,
-                                  _tw_pk)
+                                  _tw_nn_d, _tw_nn2_idx, _tw_nn2_d, _tw_nn2_ok, _tw_tmp, tw.dl,
+                                  _tw_pk, tw.drow, _tw_drow_t[:D_MERGED_K])
     for j in range(_tw_active.shape[0]):
         _tw_dirty[j] = 0
+    for r in range(_tw_drow_t.shape[0]):
+        _tw_drow_t[r] = -1
+    _tw_dl = tw.dl
+    for r in range(_tw_dl.shape[0]):
+        _tw_dl[r] = 0
     return s
 
 
@@ -230,18 +354,43 @@ def _add_dst(tw, m, slot, w):
 
 
 @njit(cache=True)
-def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, i, j, eta):
+def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, drow, drow_t, i, j,
+              eta):
     """Write the merged pivot of twins i and j into ``qnew`` and apply the rejection test
     (Sec. 4.2.4): f(q_new) within (1 -+ eta) of the weighted mean of f(q_i), f(q_j).
     Always True when eta < 0 (rejection off). Takes the arrays it uses, the twins' (their
     counters ``tw_ist``) and the engine's ``kpar``, ``fs``, rather than the state tuples,
     whose every member would have its reference count updated on each call (see
-    ``kernels.adiabatic``)."""
+    ``kernels.adiabatic``).
+
+    RBF kernel: f(q_new) is summed as ``twin_decision`` sums it (the same value bit for
+    bit), and the squared distance and kernel value of q_new to every twin index are
+    kept in ``drow[D_MERGED]`` and ``drow[D_MERGED_K]`` (``drow_t[D_MERGED_K]`` = 1): the
+    merged twin placed at q_new needs them for its kernel row and its merge costs."""
     tw_ist[T_TRIES] += 1
+    drow_t[D_MERGED_K] = 0
     merge_point(mode, code, kpar, Q, s_tot, i, j, qnew, tmp)
     if eta < 0.0:
         return True
-    fnew = twin_decision(code, kpar, fs, Q, coef, qnew)
+    if code == RBF:
+        gk = kpar[0]
+        d = qnew.shape[0]
+        sf = fs[ad.F_B]
+        for t in range(coef.shape[0]):
+            q2 = 0.0
+            for k in range(d):
+                u = Q[t, k] - qnew[k]
+                q2 += u * u
+            kv = np.exp(-gk * q2)
+            drow[D_MERGED, t] = q2
+            drow[D_MERGED_K, t] = kv
+            c = coef[t]
+            if c != 0.0:
+                sf += c * kv
+        fnew = sf / fs[ad.F_MU]
+        drow_t[D_MERGED_K] = 1
+    else:
+        fnew = twin_decision(code, kpar, fs, Q, coef, qnew)
     si = s_tot[i]
     sj = s_tot[j]
     fhat = (si * fq[i] + sj * fq[j]) / (si + sj)
@@ -279,6 +428,10 @@ def _learn_one(st, tw, x, yi, wi, B):
     _st_fs = st.fs
     _st_ist = st.ist
     _st_kpar = st.kpar
+    _tw_drow = tw.drow
+    _tw_drow_t = tw.drow_t
+    for r in range(_tw_drow_t.shape[0]):
+        _tw_drow_t[r] = -1
     n = _tw_ist[T_NTW]
     _tw_ist[T_ACCEPTED] += 1
     mode = int(_tw_par[P_MERGE])
@@ -363,7 +516,7 @@ def _learn_one(st, tw, x, yi, wi, B):
                 last_j = j
                 tried += 1
                 if _merge_ok(mode, code, _st_kpar, _st_fs, _tw_Q, _tw_coef, _tw_s_tot, _tw_fq,
-                             _tw_qnew, _tw_tmp, _tw_ist, i, j, eta):
+                             _tw_qnew, _tw_tmp, _tw_ist, _tw_drow, _tw_drow_t, i, j, eta):
                     mi = i
                     mj = j
                     break
@@ -380,7 +533,8 @@ def _learn_one(st, tw, x, yi, wi, B):
                     if _tw_nn_idx[i] == j or _tw_nn_idx[j] == i:
                         continue
                     if _merge_ok(mode, code, _st_kpar, _st_fs, _tw_Q, _tw_coef, _tw_s_tot,
-                                 _tw_fq, _tw_qnew, _tw_tmp, _tw_ist, i, j, eta):
+                                 _tw_fq, _tw_qnew, _tw_tmp, _tw_ist, _tw_drow, _tw_drow_t, i, j,
+                                 eta):
                         mi = i
                         mj = j
                         break
@@ -394,16 +548,41 @@ def _learn_one(st, tw, x, yi, wi, B):
             leave1 = mi
             leave2 = mj
     # ---- UpdateTVM: place the new twins on the spares, then one transfer path
+    # the Beneficial test scored the example against every twin of nonzero coefficient
+    # (``_score_row``) when the budget was full: its distances and kernel values are kept
+    rkx = (np.int64(D_NEW_K) if n >= B and _st_ist[ad.I_KCODE] == RBF else np.int64(-1))
+    # (the engine's arrays and the twins' bound once for both placements: see
+    # ``kernels.adiabatic`` on reference counts)
+    _st_X = st.X
+    _st_y = st.y
+    _st_wt = st.wt
+    _st_cb = st.cb
+    _st_alpha = st.alpha
+    _st_g = st.g
+    _st_status2 = st.status
+    _st_K = st.K
+    _tw_active2 = tw.active
+    _tw_dirty = tw.dirty
     m = 0
     if leave2 >= 0:
         msp = _tw_s_pos[leave1] + _tw_s_pos[leave2]
         msn = _tw_s_neg[leave1] + _tw_s_neg[leave2]
-        _place_twin(st, tw, s2, _tw_qnew, msp, msn)
+        rk = np.int64(D_MERGED_K) if _tw_drow_t[D_MERGED_K] == 1 else np.int64(-1)
+        _place_twin_at(_st_X, _st_y, _st_wt, _st_cb, _st_alpha, _st_g, _st_status2, _st_K,
+                       _st_kpar, _st_fs, _st_ist, _tw_Q, _tw_s_pos, _tw_s_neg, _tw_s_tot,
+                       _tw_active2, _tw_dirty, _tw_drow, _tw_drow_t, _tw_coef, s2, _tw_qnew,
+                       msp, msn, np.int64(D_MERGED), rk, np.bool_(False))
         if msp > 0.0:
             m = _add_dst(tw, m, 2 * s2, msp)
         if msn > 0.0:
             m = _add_dst(tw, m, 2 * s2 + 1, msn)
-    _place_twin(st, tw, s1, x, sp, sn)
+    _place_twin_at(_st_X, _st_y, _st_wt, _st_cb, _st_alpha, _st_g, _st_status2, _st_K, _st_kpar,
+                   _st_fs, _st_ist, _tw_Q, _tw_s_pos, _tw_s_neg, _tw_s_tot, _tw_active2,
+                   _tw_dirty, _tw_drow, _tw_drow_t, _tw_coef, s1, x, sp, sn, np.int64(D_NEW),
+                   rkx, np.bool_(True))
+    if leave2 >= 0:
+        # the merged twin's row was computed before the new example moved twin s1
+        _tw_drow[D_MERGED, s1] = _tw_drow[D_NEW, s2]
     m = _add_dst(tw, m, 2 * s1 + half, wi)
     ssum = _tw_par[P_SSUM] + wi
     if leave1 >= 0:
@@ -462,6 +641,35 @@ def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
     return counted
 
 
+@njit(cache=True, inline="always")
+def _score_row(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B, drow):
+    """``_only_counted`` that also keeps, for an RBF kernel, the squared distance and the
+    kernel value of row t to every twin of nonzero coefficient in ``drow[D_NEW]`` and
+    ``drow[D_NEW_K]`` (the sum is ``kernel_expansion_at``'s, bit for bit): when the row is
+    learned, its twin's kernel row and merge costs start from them."""
+    counted = wt <= 0.0
+    if not counted and ntw >= B:
+        if code == RBF:
+            gk = kpar[0]
+            d = X.shape[1]
+            f = fs[ad.F_B]
+            for i in range(coef.shape[0]):
+                c = coef[i]
+                if c != 0.0:
+                    q2 = 0.0
+                    for k in range(d):
+                        u = Q[i, k] - X[t, k]
+                        q2 += u * u
+                    kv = np.exp(-gk * q2)
+                    drow[D_NEW, i] = q2
+                    drow[D_NEW_K, i] = kv
+                    f += c * kv
+        else:
+            f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
+        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
+    return counted
+
+
 @njit(cache=True)
 def tvm_partial_fit(st, tw, X, y, w, B):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
@@ -474,23 +682,32 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     _tw_coef = tw.coef
     _tw_ist = tw.ist
     _tw_par = tw.par
+    _tw_drow = tw.drow
     _st_fs = st.fs
     _st_ist = st.ist
     _st_kpar = st.kpar
     m1 = _tw_par[P_M1]
     code = _st_ist[ad.I_KCODE]
+    status = ad.OK
+    row = X.shape[0]
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
         # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
         # (whose two state tuples hold ~45 arrays) costs reference-count updates that
         # would dominate the cost of scoring
-        if _only_counted(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
-                         w[t], B):
+        if _score_row(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
+                      w[t], B, _tw_drow):
             continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
-            return s, t
-    return ad.OK, X.shape[0]
+            status = s
+            row = t
+            break
+    # the rows of one update are scratch: cleared, so that a model equals its saved and
+    # loaded copy in every array (O(B) per call)
+    _tw_drow[:, :] = 0.0
+    tw.drow_t[:] = -1
+    return status, row
 
 
 @njit(cache=True)
