@@ -218,9 +218,8 @@ def test_warmup_compiles_one_signature_per_function():
         [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     # a first warmup fills the on-disk cache (if the tests before have not), so that the
     # check sees the warm-cache state, where only functions called from Python hold
-    # signatures; on an empty cache every callee does, and some of StreamSVM's ball code
-    # (kernels/meb.py) is then compiled for literal arguments too (perf/cold_start.py
-    # --profile lists them)
+    # signatures; on an empty cache every callee does (one each too: perf/cold_start.py
+    # --profile lists any with more than one)
     subprocess.run([sys.executable, "-c", "import fastbudget; fastbudget.warmup()"],
                    check=True, capture_output=True, env=env, timeout=900)
     r = subprocess.run([sys.executable, "-c", _WARMUP_CHECK], capture_output=True, text=True,
