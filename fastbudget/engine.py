@@ -20,6 +20,7 @@ from ._kernel_args import kernel_params, resolve_gamma, sv_by_class  # noqa: F40
 from ._validation import as_kernel_array
 from .exceptions import CapacityError, NumericalError, NumericalWarning  # noqa: F401 (re-exported)
 from .kernels import adiabatic as ad
+from .kernels import ops
 from .kernels.kernel import KERNEL_CODES, decision_values
 
 
@@ -406,7 +407,7 @@ class IncrementalEngine:
         """Learn (x, y) with ``weight`` exactly; returns its slot. y must be +1 or -1."""
         c = self.free_slot()
         x = as_kernel_array(x, np.float64)
-        self._run(ad.add, c, x, float(y), float(weight),
+        self._run(ops.engine_step, *ops.step_args(self.st, ops.OP_ADD, c, x, y, weight),
                   target=lambda: self._target(add=([c], x[None, :], [float(y)],
                                                    [float(weight)])))
         return c
@@ -414,14 +415,15 @@ class IncrementalEngine:
     def remove(self, slot):
         """Unlearn the example in ``slot`` exactly (decremental unlearning)."""
         self._check_slot(slot)
-        self._run(ad.remove, int(slot), target=lambda: self._target(drop=int(slot)))
+        self._run(ops.engine_step, *ops.step_args(self.st, ops.OP_REMOVE, slot),
+                  target=lambda: self._target(drop=int(slot)))
 
     def reweight(self, slot, weight):
         """Change the weight of ``slot`` (its bound becomes C * weight) exactly."""
         self._check_slot(slot)
         if not (np.isfinite(weight) and weight >= 0):
             raise ValueError(f"weight must be finite and >= 0; got {weight!r}.")
-        self._run(ad.reweight, int(slot), float(weight),
+        self._run(ops.engine_step, *ops.step_args(self.st, ops.OP_REWEIGHT, slot, w=weight),
                   target=lambda: self._target(weight=(int(slot), float(weight))))
 
     def set_C(self, C):

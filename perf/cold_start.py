@@ -12,12 +12,15 @@ Numba's ``numba:compile`` events, minus the compiles of callees nested inside; t
 includes the LLVM optimisation of its module, into which every callee's code is linked) and
 the wall seconds under Numba's LLVM lock (``metadata['timers']['llvm_lock']``, callees
 included); ``NUMBA_LLVM_PASS_TIMINGS=1`` in the environment
-adds the LLVM pass breakdown of the top functions.
+adds the LLVM pass breakdown of the top functions. ``--phases`` splits the compile time
+by phase: Numba's front end (inlining, type inference, lowering) and LLVM's (function
+passes, module passes over the module with its linked callees, machine code).
 
 Usage::
 
     python perf/cold_start.py                       # every learner, markdown table
     python perf/cold_start.py --learners TVM BSGD --profile --top 15
+    python perf/cold_start.py --learners TVM --phases   # front end vs LLVM
     python perf/cold_start.py --json out.json        # also the raw figures
 """
 import argparse
@@ -58,6 +61,46 @@ if profile:
             events.append(("end", time.process_time(), ev.data))
 
     nev.register("numba:compile", _Listener())
+phase_s = {{}}
+if {phases!r}:
+    # exclusive CPU seconds of each compiler phase: a stack of the hooked calls below, each
+    # charged its time minus that of the hooked calls nested in it (a callee's compile
+    # runs inside its caller's type inference)
+    import collections
+    import numba.core.codegen as _cg
+    import numba.core.compiler as _cc
+    import numba.core.typed_passes as _tp
+    import numba.core.untyped_passes as _up
+    phase_s = collections.defaultdict(float)
+    _stack = []
+
+    def _hook(owner, meth, label):
+        f = getattr(owner, meth)
+
+        def timed(*a, **k):
+            t0 = time.process_time()
+            _stack.append([label, 0.0])
+            try:
+                return f(*a, **k)
+            finally:
+                lab, nested = _stack.pop()
+                tot = time.process_time() - t0
+                phase_s[lab] += tot - nested
+                if _stack:
+                    _stack[-1][1] += tot
+        setattr(owner, meth, timed)
+
+    for owner, meth, label in (
+            (_cc.CompilerBase, "_compile_core", "numba: other passes"),
+            (_up.InlineInlinables, "run_pass", "numba: inline='always' (copying IR)"),
+            (_up.ReconstructSSA, "run_pass", "numba: SSA"),
+            (_tp.NopythonTypeInference, "run_pass", "numba: type inference"),
+            (_tp.NativeLowering, "run_pass", "numba: lowering to LLVM IR"),
+            (_cg.CPUCodeLibrary, "add_ir_module", "LLVM: parse IR"),
+            (_cg.CPUCodeLibrary, "_optimize_functions", "LLVM: function passes"),
+            (_cg.CPUCodeLibrary, "_optimize_final_module", "LLVM: module passes (linked callees again)"),
+            (_cg.CPUCodeLibrary, "_finalize_final_module", "LLVM: machine code")):
+        _hook(owner, meth, label)
 import numpy as np
 import fastbudget
 from fastbudget import *  # noqa: F401,F403
@@ -119,13 +162,14 @@ if profile:
     for k, f in funcs.items():
         f["compile_cpu_s"] = self_t.get(k, 0.0)
     out["funcs"] = {{k: f for k, f in funcs.items() if f["signatures"]}}
+out["phases"] = dict(phase_s)
 print("@@RESULT@@" + json.dumps(out))
 '''
 
 
-def run_one(name, profile):
+def run_one(name, profile, phases=False):
     ctor, call = LEARNERS[name]
-    code = CHILD.format(profile=profile, call=call, ctor=ctor or "None")
+    code = CHILD.format(profile=profile, phases=phases, call=call, ctor=ctor or "None")
     with tempfile.TemporaryDirectory(prefix="nbcache-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
@@ -143,6 +187,8 @@ def main(argv=None):
     ap.add_argument("--learners", nargs="+", choices=list(LEARNERS), default=list(LEARNERS))
     ap.add_argument("--profile", action="store_true",
                     help="per compiled function: signatures, compile and LLVM seconds")
+    ap.add_argument("--phases", action="store_true",
+                    help="CPU seconds of each compiler phase (Numba's front end, LLVM)")
     ap.add_argument("--top", type=int, default=12, help="functions listed with --profile")
     ap.add_argument("--json", help="write the raw figures to this file")
     args = ap.parse_args(argv)
@@ -153,7 +199,7 @@ def main(argv=None):
           "| peak RSS MB | dispatchers | signatures |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for name in args.learners:
-        r = run_one(name, args.profile)
+        r = run_one(name, args.profile, args.phases)
         r["load_after"] = os.getloadavg()
         results.append(r)
         print(f"| {name} | {r['import_wall']:.2f} | {r['import_cpu']:.2f} | {r['fit_wall']:.1f} "
@@ -164,6 +210,15 @@ def main(argv=None):
                 json.dump({"load_start": load, "results": results}, fh, indent=1)
     load = os.getloadavg()
     print(f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.phases:
+        names = sorted({k for r in results for k in r["phases"]})
+        print("\nCPU seconds by compiler phase (each phase's own time, nested compiles "
+              "excluded)\n")
+        print("| phase | " + " | ".join(r["learner"] for r in results) + " |")
+        print("|---|" + "---:|" * len(results))
+        for k in names:
+            print(f"| {k} | " + " | ".join(f"{r['phases'].get(k, 0.0):.1f}" for r in results)
+                  + " |")
     if args.profile:
         for r in results:
             funcs = r["funcs"]

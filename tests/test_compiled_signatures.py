@@ -218,9 +218,8 @@ def test_warmup_compiles_one_signature_per_function():
         [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     # a first warmup fills the on-disk cache (if the tests before have not), so that the
     # check sees the warm-cache state, where only functions called from Python hold
-    # signatures; on an empty cache every callee does, and some of StreamSVM's ball code
-    # (kernels/meb.py) is then compiled for literal arguments too (perf/cold_start.py
-    # --profile lists them)
+    # signatures; on an empty cache every callee does (one each too: perf/cold_start.py
+    # --profile lists any with more than one)
     subprocess.run([sys.executable, "-c", "import fastbudget; fastbudget.warmup()"],
                    check=True, capture_output=True, env=env, timeout=900)
     r = subprocess.run([sys.executable, "-c", _WARMUP_CHECK], capture_output=True, text=True,
@@ -237,3 +236,33 @@ def test_warmup_compiles_one_signature_per_function():
                   "adiabatic.relearn", "adiabatic.rebuild", "span.span_learn",
                   "span.span_decide", "meb.stream_linear", "bsgd.bsgd_fit"):
         assert entry in used, f"warmup did not compile {entry}"
+
+
+def test_functions_without_python_wrapper_are_only_called_from_compiled_code():
+    """Compiled functions reached only from other compiled functions are built without
+    Numba's CPython wrapper (``no_cpython_wrapper=True``: the code that unboxes each
+    argument, the ~45 arrays of the engine's state tuples included, which every compiled
+    function otherwise carries in its own LLVM module; perf/cold_start.py). Such a function
+    cannot be called from Python: the call jumps to a null entry point and kills the
+    process. So none may be named in a call outside ``fastbudget/kernels`` (the object
+    layer, the tests, the perf scripts)."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    internal = {k.split(".")[1] for k, d in _dispatchers().items()
+                if d.targetoptions.get("no_cpython_wrapper")}
+    assert "run_path" in internal     # (the check looks at the right attribute)
+    sources = [p for d in ("fastbudget", "tests", "perf") for p in (root / d).rglob("*.py")
+               if "kernels" not in p.relative_to(root).parts]
+    pattern = re.compile(r"(?<![\w])(" + "|".join(sorted(internal)) + r")\s*\(")
+    calls = []
+    for p in sources:
+        text = p.read_text()
+        own = set(re.findall(r"^def (\w+)\(", text, re.M))   # a file's own namesakes
+        for n, line in enumerate(text.splitlines(), 1):
+            m = pattern.search(line)
+            if (m and m.group(1) not in own
+                    and not line.lstrip().startswith(("#", "def "))):
+                calls.append(f"{p.relative_to(root)}:{n}: {line.strip()}")
+    assert not calls, "\n".join(calls)

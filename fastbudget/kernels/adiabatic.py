@@ -241,7 +241,7 @@ def _s_remove(R, S_idx, spos, ist, j):
     ist[I_NS] = nS - 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _new_column_residual(K, R, S_idx, y, k, nS, r):
     """r[i] = delta_im - (J R)[i, m] for the column m = nS + 1 that growing S by ``k`` just
     appended to R (the rest of the live block is not checked); returns max_i |r[i]|.
@@ -294,7 +294,7 @@ def _max_margin_set(code, kpar, n, d):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _s_add(K, R, S_idx, spos, y, v, beta, ist, tol, max_s, k):
     """Try to add slot k to S and grow R (eq. 13). Returns False when k is linearly
     dependent on S (gamma_kk ~ 0), or when S already has ``max_s`` (``_max_margin_set``)
@@ -442,7 +442,7 @@ def _leave_S(alpha, cb, g, status, skip, R, S_idx, spos, ist, j, upper, stalled,
         ist[I_NREFUSED] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def run_path(st, mode, c):
     """Follow one adiabatic path (ADD or REMOVE of slot ``c``, or BOUNDS with ``st.dcb``).
 
@@ -776,7 +776,7 @@ def run_path(st, mode, c):
 
 
 # ---------------------------------------------------------------------------- maintenance
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _coef_into(st, a):
     """a[j] = alpha_j y_j for live slots, 0 elsewhere (first hw entries). Modified in place."""
     _st_alpha = st.alpha
@@ -788,7 +788,7 @@ def _coef_into(st, a):
         a[j] = _st_alpha[j] * _st_y[j] if _st_status[j] != FREE else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _f_all(st, a, f):
     """f[i] = sum_j a_j K_ij for i < hw, as axpys over the rows of the support vectors."""
     _st_K = st.K
@@ -1339,7 +1339,7 @@ def _deactivate(st, c):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add(st, c, x, yc, w):
     """Learn example (x, yc) with weight w in free slot c. Returns a status.
 
@@ -1366,7 +1366,7 @@ def _add(st, c, x, yc, w):
     return _finish_lazy(st, _add_path(st, c, x, yc, w))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remove(st, c):
     """Unlearn slot c exactly and free it. Returns a status."""
     _st_g = st.g
@@ -1468,7 +1468,7 @@ def transfer(st, n_src, src, dst, w_dst, mu_new):
     return bounds_path(st, mu_new, nsp)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reweight(st, c, w):
     """Change the weight of live slot c to w >= 0 along the exact path. Returns a status."""
     _st_dcb = st.dcb
@@ -1492,7 +1492,7 @@ def reweight(st, c, w):
     return _certify(st, _finish(st, s))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def change_C(st, C):
     """Move the SVM's C (= C0 / mu) to ``C`` along the exact path in mu, without the final
     refresh (regularisation-parameter perturbation, Diehl & Cauwenberghs 2003)."""
@@ -1589,7 +1589,7 @@ def relearn(st, order, w, mu):
     return _certify_exact(st, np.int64(OK))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_batch(st, X, yv, w, slots):
     """Learn the rows of ``X`` one at a time (labels ``yv`` in {-1, +1}, weights ``w``).
 

@@ -161,7 +161,7 @@ def _maintain_merge(code, kpar, SV, alpha, Kc, sv_t, n_live, z, tol):
     return n_live
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _cholesky_solve(A, n, rhs, L, jitter):
     """Solve (A[:n,:n] + jitter I) x = rhs[:n] in place of rhs; L is work space.
     Returns 0, or 1 if the matrix is not positive definite."""
@@ -191,7 +191,7 @@ def _cholesky_solve(A, n, rhs, L, jitter):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _project_out(SV, alpha, Kc, sv_t, n_live, Lw, v, jitter):
     """Projection (Sec. 4.2): m = argmin |alpha|; ``alpha_j += alpha_m beta_j`` with
     ``K_{-m} beta = k_{-m, m}`` (the projection of alpha_m Phi(x_m) onto the span of the

@@ -28,7 +28,7 @@ PG_T = 1
 PG_N_SEEN = 2
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sv_decision(code, kpar, SV, coef, n_live, x):
     """f(x) = sum_{i < n_live} coef[i] K(SV[i], x)."""
     f = 0.0
@@ -252,7 +252,7 @@ def forgetron_fit(code, kpar, X, y, SV, coef, sv_t, istate, fstate, budget):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _pegasos_block(Xb, yb, sb, n_b, w, g, t, lam, fit_intercept):
     """One Pegasos step on the block ``Xb[:n_b]`` (Shalev-Shwartz, Singer & Srebro 2007, Fig. 2).
 

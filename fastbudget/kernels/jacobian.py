@@ -11,7 +11,7 @@ OK = 0
 SINGULAR = 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def r_first(R, yk, Qkk):
     """R for a margin set of one vector k: inv([[0, y_k], [y_k, Q_kk]]).
 
@@ -23,7 +23,7 @@ def r_first(R, yk, Qkk):
     R[1, 1] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def r_grow(R, nS, v, Qkk, beta, tol):
     """Grow R by one margin vector k (paper 003, eq. 13).
 
@@ -71,7 +71,7 @@ def r_grow(R, nS, v, Qkk, beta, tol):
     return OK, gkk / scale
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def r_swap(R, m, p, q):
     """Swap bordered rows/columns p and q of the live (m, m) block. Modified in place."""
     if p == q:
@@ -86,7 +86,7 @@ def r_swap(R, m, p, q):
         R[i, q] = t
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def r_shrink_last(R, m):
     """Remove the last bordered index (m - 1) from the live (m, m) block (paper 003, eq. 14).
 
@@ -102,7 +102,7 @@ def r_shrink_last(R, m):
                 R[i, j] -= rik * R[k, j]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def build_J(y, K, S_idx, nS, J):
     """Fill the live (nS+1, nS+1) block of ``J`` (modified in place)."""
     J[0, 0] = 0.0
@@ -115,7 +115,7 @@ def build_J(y, K, S_idx, nS, J):
             J[p + 1, q + 1] = y[i] * y[j] * K[i, j]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def invert_into(A, out, tol):
     """Gauss-Jordan inverse of the square ``A`` (destroyed) into ``out`` with partial
     pivoting. Returns OK, or SINGULAR (``out`` then undefined) when a pivot falls below
@@ -161,7 +161,7 @@ def invert_into(A, out, tol):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def r_rebuild(y, K, S_idx, nS, R):
     """Rebuild R = J^-1 from scratch (O(nS^3)); ``R`` is modified in place.
 

@@ -77,7 +77,7 @@ IST_SIZE = 6
 
 
 # ---------------------------------------------------------------------------- small dense LA
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _cholesky(A, n, Lf):
     """Lower Cholesky factor of A[:n, :n] into Lf[:n, :n] (modified in place); False if not PD."""
     for i in range(n):
@@ -96,7 +96,7 @@ def _cholesky(A, n, Lf):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _chol_solve(Lf, n, b, out):
     """Solve (Lf Lf^T) out = b for the first n entries; ``out`` modified in place."""
     for i in range(n):
@@ -112,7 +112,7 @@ def _chol_solve(Lf, n, b, out):
 
 
 # ---------------------------------------------------------------------------- enclosing solver
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _barrier_value(A, r, q, m, z, tau):
     """tau * t - sum_i log((t - r_i)^2 - ||c - a_i||^2 - q_i); inf outside the interior."""
     t = z[m]
@@ -295,7 +295,7 @@ def meb_balls(G, r, q, m, mu, rel_tol):
 
 
 # ---------------------------------------------------------------------------- weighted points
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _lift(fst, s_i, inv_C):
     """Squared height ``h^2`` of an example of weight ``s_i`` (module notes). Lowers the
     weight floor first when ``s_i`` is the smallest weight so far; returns the amount
@@ -310,7 +310,7 @@ def _lift(fst, s_i, inv_C):
     return (fst[_FST_FLOOR] - inv_s) * inv_C, eps
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _lifted_step(D2, h2, R):
     """Smallest ball enclosing the ball (c, R) and a point at squared distance ``D2`` from c in
     the centre's subspace and squared height ``h2`` above it: returns ``(beta, R_new)``, the
@@ -334,7 +334,7 @@ def _lifted_step(D2, h2, R):
 
 
 # ---------------------------------------------------------------------------- linear kernel
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _dot_aug(w, x, b0):
     """<w, [x ; b0]> for w of length len(x) + 1."""
     d = x.shape[0]
@@ -344,7 +344,7 @@ def _dot_aug(w, x, b0):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _norm2_aug(x, b0):
     s = b0 * b0
     for k in range(x.shape[0]):
@@ -515,7 +515,7 @@ def stream_linear(X, y, sw, inv_C, b0, L, w, fst, ist, bufX, bufy, bufs, bufg, b
 
 
 # ---------------------------------------------------------------------------- multiple balls
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _ball_dist(Wb, xib, i, j, inv_C):
     """Augmented distance between centres i and j (disjoint slack supports)."""
     s = 0.0
@@ -525,7 +525,7 @@ def _ball_dist(Wb, xib, i, j, inv_C):
     return np.sqrt(s + (xib[i] + xib[j]) * inv_C)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _merge_items(ra, qa, rb, qb, D):
     """Smallest ball enclosing items a and b whose centres are D apart: returns ``(lam, R)``,
     the new centre at ``(1 - lam) c_a + lam c_b``. An item is a ball (radius r, q = 0) or a
@@ -555,7 +555,7 @@ def _merge_items(ra, qa, rb, qb, D):
     return t / D, Rn
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _merge_into(Wb, Rb, Qb, xib, i, j, D):
     """Replace item i by the smallest ball enclosing items i and j (``_merge_items``)."""
     lam, Rn = _merge_items(Rb[i], Qb[i], Rb[j], Qb[j], D)
@@ -566,7 +566,7 @@ def _merge_into(Wb, Rb, Qb, xib, i, j, D):
     Qb[i] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _copy_item(Wb, Rb, Qb, xib, src, dst):
     for k in range(Wb.shape[1]):
         Wb[dst, k] = Wb[src, k]
@@ -640,8 +640,8 @@ def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, Qb, xib, Dm, fst, ist, dnew
             continue
         # choose the cheapest merge among K+1 items
         best = np.inf
-        bi = -1
-        bj = -1
+        bi = np.int64(-1)
+        bj = np.int64(-1)
         for a in range(K):
             v = _merge_items(Rb[a], Qb[a], 0.0, h2, dnew[a])[1]
             if v < best:
@@ -658,7 +658,7 @@ def stream_multiball(X, y, sw, inv_C, b0, K, Wb, Rb, Qb, xib, Dm, fst, ist, dnew
         if bj == K:
             _merge_into(Wb, Rb, Qb, xib, bi, K, dnew[bi])
             changed0 = bi
-            changed1 = -1
+            changed1 = np.int64(-1)
         else:
             _merge_into(Wb, Rb, Qb, xib, bi, bj, Dm[bi, bj])
             _copy_item(Wb, Rb, Qb, xib, K, bj)
@@ -716,7 +716,7 @@ def merge_balls_linear(Wb, Rb, Qb, xib, nb, inv_C, rel_tol, w, fst):
 
 
 # ---------------------------------------------------------------------------- kernelized
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _kaug(code, kpar, b0, x, z):
     return kernel_value(code, kpar, x, z) + b0 * b0
 
@@ -907,7 +907,7 @@ def dot_floor(X, w, out):
 
 
 # ---------------------------------------------------------------------------- core-set re-solve
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _kcol(code, kpar, b0, SV, M, i, col):
     """col[k] = k~(x_k, x_i) for k < M (unsigned, no slack term). ``col`` modified in place."""
     for k in range(M):
@@ -943,8 +943,8 @@ def coreset_solve(code, kpar, b0, SV, ysv, alpha, sv_s, g, kd, M, fst, inv_C, ep
     it = 0
     R2 = 0.0
     while True:
-        i = -1
-        j = -1
+        i = np.int64(-1)
+        j = np.int64(-1)
         ai = -np.inf
         aj = np.inf
         for k in range(M):
@@ -1043,7 +1043,7 @@ def stream_coreset(code, kpar, b0, X, y, sw, inv_C, L, on_full, SV, ysv, alpha, 
                 continue
         slot = M
         if M == cap:
-            slot = -1
+            slot = np.int64(-1)
             for a in range(M):
                 if alpha[a] == 0.0:
                     slot = a
@@ -1055,7 +1055,7 @@ def stream_coreset(code, kpar, b0, X, y, sw, inv_C, L, on_full, SV, ysv, alpha, 
                 if on_full == FULL_IGNORE:
                     ist[_IST_NSKIPPED] += 1
                     continue
-                r = 0
+                r = np.int64(0)
                 for a in range(1, M):
                     if abs(alpha[a]) < abs(alpha[r]):
                         r = a
@@ -1109,7 +1109,7 @@ def stream_coreset(code, kpar, b0, X, y, sw, inv_C, L, on_full, SV, ysv, alpha, 
 
 
 # ---------------------------------------------------------------------------- several balls, any kernel
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _item_dist(Gb, xib, i, j, inv_C):
     """Augmented distance between item centres i and j from the Gram ``Gb`` of their w-parts
     (slack supports are disjoint)."""
@@ -1117,7 +1117,7 @@ def _item_dist(Gb, xib, i, j, inv_C):
     return np.sqrt(v) if v > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _merge_kitems(SV_M, alpha, owner, Rb, Qb, xib, Gb, nitems, i, j, D):
     """Replace item i by the smallest ball enclosing items i and j (``_merge_items``); the core
     vectors of j now belong to i. ``Gb`` rows/columns i follow by linearity. j is left stale
@@ -1142,7 +1142,7 @@ def _merge_kitems(SV_M, alpha, owner, Rb, Qb, xib, Gb, nitems, i, j, D):
     Qb[i] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _move_kitem(SV_M, owner, Rb, Qb, xib, Gb, nitems, src, dst):
     """Item src takes the place of item dst (dst's old content is gone)."""
     for a in range(SV_M):
@@ -1158,7 +1158,7 @@ def _move_kitem(SV_M, owner, Rb, Qb, xib, Gb, nitems, src, dst):
     xib[dst] = xib[src]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _item_f(code, kpar, b0, SV, alpha, owner, M, x, nb, fb):
     """fb[b] = <w_b, phi~(x)> = sum over core vectors a of item b of alpha_a k~(x_a, x)."""
     for b in range(nb):
@@ -1207,7 +1207,7 @@ def flush_kmultiball(code, kpar, b0, SV, alpha, sv_s, owner, Rb, Qb, xib, Gb, fs
     for j in range(nbuf):
         nu[j] = 0.0
     for b in range(nb):
-        m = 1
+        m = np.int64(1)
         for j in range(nbuf):
             if grp[j] == b:
                 m += 1
@@ -1372,8 +1372,8 @@ def stream_kmultiball(code, kpar, b0, X, y, sw, inv_C, K, L, on_full_raise, SV, 
         Qb[K] = h2
         xib[K] = 1.0 / s_i
         best = np.inf
-        bi = -1
-        bj = -1
+        bi = np.int64(-1)
+        bj = np.int64(-1)
         for a in range(K + 1):
             for b in range(a):
                 v = _merge_items(Rb[a], Qb[a], Rb[b], Qb[b], _item_dist(Gb, xib, a, b, inv_C))[1]

@@ -68,7 +68,7 @@ def _seg_point(qi, qj, t, out):
         out[k] = qi[k] + t * (qj[k] - qi[k])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, t, tmp):
     """s_i ||Phi_i - Phi(q_t)||^2 + s_j ||Phi_j - Phi(q_t)||^2 for q_t on the segment."""
     _seg_point(qi, qj, t, tmp)
@@ -78,7 +78,7 @@ def _feature_cost(code, kpar, qi, qj, si, sj, kii, kjj, t, tmp):
     return si * (kii - 2.0 * kit + ktt) + sj * (kjj - 2.0 * kjt + ktt)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def feature_merge(code, kpar, qi, qj, si, sj, tmp):
     """Best point on the segment q_i..q_j for feature-space merging (eq. 4.2).
 
@@ -256,7 +256,7 @@ def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d
     nn2_ok[i] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, nn2_idx,
               nn2_d, nn2_ok, tmp, dlist, costs, drow, drow_t):
     """Refresh the cache after the twins flagged in ``dirty`` (int8) changed position,
@@ -424,7 +424,7 @@ def _after(keys, idx, a, b):
     return before(keys[b], idx[b], keys[a], idx[a])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sift(keys, idx, root, end):
     while True:
         child = 2 * root + 1
@@ -440,7 +440,7 @@ def _sift(keys, idx, root, end):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def best_pairs(n, nn_idx, nn_d):
     """The best cached pair (i1, j1) and the next best cached pair (i2, j2) that is a
     different pair (it may share one twin). -1 where none. Returns (i1, j1, i2, j2)."""

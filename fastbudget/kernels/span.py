@@ -35,10 +35,10 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, STUCK, add,
-                        add_batch,
-                        check_drift, decision_point, place, refresh, remove, reweight,
+from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, STUCK,
+                        add_batch, check_drift, decision_point, place, refresh, remove,
                         transfer)
+from .ops import OP_ADD, OP_REMOVE, OP_REWEIGHT, engine_step
 
 POLICY_SPAN = 0
 POLICY_LRU = 1
@@ -107,7 +107,7 @@ def work_nbytes(n, n_fs, n_ist):
 
 
 # ---------------------------------------------------------------------------- spans
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def affine_distance_sq(st, c, v):
     """Squared feature-space distance of slot ``c`` to the affine span of the margin set:
     ``gamma_c = Q_cc - [y_c, Q_cS] R [y_c; Q_Sc]`` (paper 003, eq. 12 with eq. 21).
@@ -226,7 +226,7 @@ def _load(st, wk):
 
 
 # ---------------------------------------------------------------------------- the stream
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _oldest_reserve(st, wk):
     """The oldest stored example whose multiplier is 0 (not a support vector: a reserve
     vector, or a margin vector sitting at alpha = 0, or at -1e-16 after round-off: the same
@@ -242,7 +242,7 @@ def _oldest_reserve(st, wk):
     return j_old
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _evict_reserve(st, wk):
     """Unlearn the oldest stored example whose multiplier is 0 (``_oldest_reserve``). Exact
     and free: it does not shape the model. Returns STUCK when there is none (the caller's
@@ -251,10 +251,10 @@ def _evict_reserve(st, wk):
     if j_old < 0:
         return STUCK
     wk.cnt[C_PRUNED] += 1
-    return remove(st, j_old)
+    return engine_step(st, np.int64(OP_REMOVE), j_old, st.X[j_old], 0.0, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _first_free(st):
     for j in range(st.status.shape[0]):
         if st.status[j] == FREE:
@@ -262,7 +262,7 @@ def _first_free(st):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _first_free_but(st, e):
     """The first free slot once slot ``e`` (-1: none) is freed too."""
     c = _first_free(st)
@@ -331,7 +331,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
             dec[D_KIND] = D_ADD
             dec[D_SLOT] = c
             return OK
-        return add(st, c, x, yc, w)
+        return engine_step(st, np.int64(OP_ADD), c, x, yc, w)
     e = np.int64(-1)
     if nlive > budget:
         # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
@@ -345,7 +345,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
                 # the swap search runs on the model without it: unlearn it for real
                 dec[D_KIND] = D_EVICT_FAILED
                 wk.cnt[C_PRUNED] += 1
-                s = remove(st, e)
+                s = engine_step(st, np.int64(OP_REMOVE), e, st.X[e], 0.0, 0.0)
                 if s != OK:
                     return s
                 dec[D_KIND] = D_NONE
@@ -370,10 +370,10 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
         wk.cnt[C_SWAP] += 1
         if decide:
             return _swap_decided(dec, oldest, c)
-        s = remove(st, oldest)
+        s = engine_step(st, np.int64(OP_REMOVE), oldest, st.X[oldest], 0.0, 0.0)
         if s != OK:
             return s
-        return add(st, c, x, yc, w)
+        return engine_step(st, np.int64(OP_ADD), c, x, yc, w)
     # ---- S-span policy: step 3, S_old
     s_old = span_sq(st, wk.v, wk.spans, span_set)
     place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
@@ -401,15 +401,16 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
         wk.cnt[C_SWAP] += 1
         if decide:
             return _swap_decided(dec, best_i, c)
-        s = remove(st, best_i)
+        s = engine_step(st, np.int64(OP_REMOVE), best_i, st.X[best_i], 0.0, 0.0)
         if s != OK:
             return s
-        return reweight(st, c, w)
+        return engine_step(st, np.int64(OP_REWEIGHT), c, st.X[c], 0.0, w)
     wk.cnt[C_REJECT] += 1
     if decide:
         dec[D_KIND] = D_REJECT
         return OK
-    return remove(st, c)  # weight 0: only frees the slot
+    # weight 0: only frees the slot
+    return engine_step(st, np.int64(OP_REMOVE), c, st.X[c], 0.0, 0.0)
 
 
 @njit(cache=True, inline="always")

@@ -353,7 +353,7 @@ def _add_dst(tw, m, slot, w):
     return m + 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, drow, drow_t, i, j,
               eta):
     """Write the merged pivot of twins i and j into ``qnew`` and apply the rejection test
