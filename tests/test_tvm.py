@@ -599,7 +599,7 @@ def test_adult_stream_that_cycled_on_a_zero_bound_twin(shared_data):
     blocked by its upper bound; the degenerate-vertex rule sent it to R, it re-entered at
     once, and the path cycled (NumericalError, also after the rebuild-and-replay). It must
     leave for the bound that blocked it. The whole stream now learns, exactly."""
-    from fastbudget import reproduce as R
+    from fastbudget.reproduce import tvm as R
     Xa, ya, Xb, yb = R.load_set("Adult", str(shared_data))
     kp = R.kernel_params("Adult", Xa.shape[1])
     perm = np.random.default_rng(1002).permutation(len(ya))[:12_000]
@@ -666,7 +666,7 @@ def test_linear_kernel_margin_set_is_capped_by_the_feature_dimension():
     of C has cut C_eff below C / 10: the CollapseWarning that says so is expected.)"""
     import warnings
     from fastbudget import CollapseWarning
-    from fastbudget import reproduce as R
+    from fastbudget.reproduce import tvm as R
     Xa, ya, _, _ = R.load_set("N-Checkerboard", None)
     perm = np.random.default_rng(1009).permutation(len(ya))
     clf = TVMClassifier(budget=100, C=100.0, kernel="linear")
@@ -728,7 +728,7 @@ def test_collapse_warning_when_control_of_C_calls_every_twin_one_class(shared_da
     one per chunk); control_C=False, which keeps a boundary, gives none."""
     import warnings
     from fastbudget import CollapseWarning
-    from fastbudget import reproduce as R
+    from fastbudget.reproduce import tvm as R
     Xa, ya, Xb, yb = R.load_set("Adult", str(shared_data))
     kp = R.kernel_params("Adult", Xa.shape[1])
     perm = np.random.default_rng(1000).permutation(len(ya))[:4000]
@@ -753,7 +753,7 @@ def test_gauss_path_that_ended_kt_violated_is_repaired():
     there, silently; with the certificate alone the row was skipped). Relearning the worst
     violator mends it: nothing is skipped or warned, and the model is a KT point."""
     import warnings
-    from fastbudget import reproduce as R
+    from fastbudget.reproduce import tvm as R
     Xa, ya, _, _ = R.load_set("Gauss", None)
     kp = R.kernel_params("Gauss", Xa.shape[1])
     idx = np.random.default_rng(1004).permutation(len(ya))[:1000]
