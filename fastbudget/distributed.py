@@ -456,14 +456,19 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start, part="all", tail=0
     # a later pass starts from the merged model, which the tasks of one worker share
     est = cls(**params) if start is None else copy.deepcopy(start)
     n = X.shape[0]
-    if hasattr(X, "to_numpy"):
+    # a merged model that knows the feature names (from a DataFrame) checks them on
+    # every chunk of a DataFrame shard; a new learner takes plain arrays (the merged
+    # model gets the names from the first rows of the data)
+    named = start is not None and hasattr(start, "feature_names_in_")
+    if hasattr(X, "to_numpy") and not (named and hasattr(X, "iloc")):
         X = X.to_numpy(dtype=np.float64)
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
     for i, lo in enumerate(range(0, n, chunk_size)):
         if _in_part(i, part, tail):
             hi = min(n, lo + chunk_size)
-            est.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
+            Xc = X.iloc[lo:hi] if hasattr(X, "iloc") else X[lo:hi]
+            est.partial_fit(Xc, y[lo:hi], classes=classes)
     return _result_of(est, start, n_shards)
 
 
