@@ -13,8 +13,11 @@ vectors are then solved exactly (the engine's weighted SVM on the twins, at the 
 margin target of their total weight), so the result is a TVM model like any other: it
 predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
-to the budget). ``passes > 1`` goes over every shard again, each shard starting from the
-merged model.
+to the budget). By default (``tail=0.2``) the merge comes in two stages: every shard holds
+back a fifth of its chunks, learns them from the model merged from the rest, and those K
+models are merged again (one merge leaves nothing to correct the merged twins; K models grown
+from one merged model merge almost without loss: ``docs/results/distributed.md``).
+``passes > 1`` goes over every shard again, each shard starting from the merged model.
 
 Dask does the scheduling, the transport and the fault handling: a task whose worker dies is
 recomputed elsewhere (or the call fails with Dask's error once its retries are spent), so a
