@@ -13,8 +13,8 @@ vectors are then solved exactly (the engine's weighted SVM on the twins, at the 
 margin target of their total weight), so the result is a TVM model like any other: it
 predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
-to the budget). By default (``tail=0.2``) the merge comes in two stages: every shard holds
-back a fifth of its chunks, learns them from the model merged from the rest, and those K
+to the budget). By default (``tail=0.5``) the merge comes in two stages: every shard holds
+back half of its chunks, learns them from the model merged from the rest, and those K
 models are merged again (one merge leaves nothing to correct the merged twins; K models grown
 from one merged model merge almost without loss: ``docs/results/distributed.md``).
 ``passes > 1`` goes over every shard again, each shard starting from the merged model.
@@ -364,18 +364,20 @@ def _result_of(est, start, n_shards=1):
 
 
 #: fraction of every shard's chunks held back for the second stage (see :func:`fit`)
-TAIL = 0.2
+TAIL = 0.5
 
 
 def _in_part(i, part, tail):
     """Whether chunk ``i`` of a shard is learned in stage ``part``: 'all' (one stage),
-    'head' (the first stage) or 'tail' (the second, from the merged model). Chunk i is a
-    tail chunk when round((i + 1) tail) > round(i tail) (halves rounded up): a fraction
-    ``tail`` of the chunks, spread evenly (for 0.2 the third of every five: chunks 2, 7,
-    12, ...), so that a reader need not know the shard's length in advance."""
+    'head' (the first stage) or 'tail' (the second, from the merged model). With
+    c = (1 - tail) / 2, chunk i is a tail chunk when floor((i + 1) tail + c) >
+    floor(i tail + c): a fraction ``tail`` of the chunks, spread evenly (the middle chunk of
+    every 1 / tail: chunks 1, 3, 5, ... for 0.5; 2, 7, 12, ... for 0.2), never chunk 0, so
+    that a reader need not know the shard's length in advance."""
     if part == "all":
         return True
-    in_tail = int(np.floor((i + 1) * tail + 0.5)) > int(np.floor(i * tail + 0.5))
+    c = 0.5 * (1.0 - tail)
+    in_tail = int(np.floor((i + 1) * tail + c)) > int(np.floor(i * tail + c))
     return in_tail if part == "tail" else not in_tail
 
 
@@ -583,8 +585,8 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     passes : int, default=1
         More than 1: every shard is learned again starting from the merged model, and the
         results merged again.
-    tail : float in [0, 1), default=0.2
-        The fraction of every shard's chunks (every fifth chunk for 0.2) held back: the
+    tail : float in [0, 1), default=0.5
+        The fraction of every shard's chunks (every other chunk for 0.5) held back: the
         rest of the shards is learned and merged, then every shard learns its held-back
         chunks starting from the merged model, and those K models are merged (and solved
         exactly) again. Each example is still learned once. The held-back examples correct
