@@ -13,8 +13,8 @@ vectors are then solved exactly (the engine's weighted SVM on the twins, at the 
 margin target of their total weight), so the result is a TVM model like any other: it
 predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
-to the budget). By default (``tail=0.5``) the merge comes in two stages: every shard holds
-back half of its chunks, learns them from the model merged from the rest, and those K
+to the budget). By default (``tail=0.2``) the merge comes in two stages: every shard holds
+back a fifth of its chunks, learns them from the model merged from the rest, and those K
 models are merged again (one merge leaves nothing to correct the merged twins; K models grown
 from one merged model merge almost without loss: ``docs/results/distributed.md``).
 ``passes > 1`` goes over every shard again, each shard starting from the merged model.
@@ -364,7 +364,7 @@ def _result_of(est, start, n_shards=1):
 
 
 #: fraction of every shard's chunks held back for the second stage (see :func:`fit`)
-TAIL = 0.5
+TAIL = 0.2
 
 
 def _in_part(i, part, tail):
@@ -585,8 +585,8 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     passes : int, default=1
         More than 1: every shard is learned again starting from the merged model, and the
         results merged again.
-    tail : float in [0, 1), default=0.5
-        The fraction of every shard's chunks (every other chunk for 0.5) held back: the
+    tail : float in [0, 1), default=0.2
+        The fraction of every shard's chunks (one in five for 0.2) held back: the
         rest of the shards is learned and merged, then every shard learns its held-back
         chunks starting from the merged model, and those K models are merged (and solved
         exactly) again. Each example is still learned once. The held-back examples correct
