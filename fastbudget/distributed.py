@@ -13,8 +13,11 @@ vectors are then solved exactly (the engine's weighted SVM on the twins, at the 
 margin target of their total weight), so the result is a TVM model like any other: it
 predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
-to the budget). ``passes > 1`` goes over every shard again, each shard starting from the
-merged model.
+to the budget). By default (``tail=0.2``) the merge comes in two stages: every shard holds
+back a fifth of its chunks, learns them from the model merged from the rest, and those K
+models are merged again (one merge leaves nothing to correct the merged twins; K models grown
+from one merged model merge almost without loss: ``docs/results/distributed.md``).
+``passes > 1`` goes over every shard again, each shard starting from the merged model.
 
 Dask does the scheduling, the transport and the fault handling: a task whose worker dies is
 recomputed elsewhere (or the call fails with Dask's error once its retries are spent), so a
@@ -174,15 +177,28 @@ def _counters(est):
                      ist[ktvm.T_REJECTED], ist[ktvm.T_REMOVED]], dtype=np.int64)
 
 
-def _twins_of(est, start=None):
+def _twins_of(est, start=None, n_shards=1):
     """The twin vectors of a fitted TVM as plain arrays, with the counters (those of this
-    shard only: less the counters of ``start``, the model the shard started from)."""
+    shard only: less the counters of ``start``, the model the shard started from).
+
+    A shard that started from the merged model ``start`` holds start's weight and its own
+    (``n_shards`` shards each hold all of start's): its twins' weights are scaled by one
+    factor so that they sum to ``1 / n_shards`` of start's weight plus the weight this
+    shard added. The K shard models then sum to start's weight plus the weight of the new
+    examples, as the single stream's twins sum to the weight it learned."""
     tw = est.twins_
     a = np.flatnonzero(tw.active)
-    ist = tw.ist
+    sp, sn = tw.s_pos[a].copy(), tw.s_neg[a].copy()
+    if start is not None and n_shards > 1:
+        total = float(sp.sum() + sn.sum())
+        m0 = float(start.twins_.s_pos.sum() + start.twins_.s_neg.sum())
+        target = m0 / n_shards + (total - m0)
+        factor = target / total if target > 0.0 and total > 0.0 else 1.0 / n_shards
+        sp *= factor
+        sn *= factor
     return {
         "kind": "tvm",
-        "Q": tw.Q[a].copy(), "s_pos": tw.s_pos[a].copy(), "s_neg": tw.s_neg[a].copy(),
+        "Q": tw.Q[a].copy(), "s_pos": sp, "s_neg": sn,
         "fq": tw.fq[a].copy(),
         "counters": _counters(est) - (0 if start is None else _counters(start)),
     }
@@ -341,10 +357,32 @@ def _is_bsgd(est):
     return isinstance(est, BSGDClassifier) or est is BSGDClassifier
 
 
-def _result_of(est, start):
+def _result_of(est, start, n_shards=1):
     if not hasattr(est, "classes_"):
         return None                                     # an empty shard
-    return _bsgd_of(est, start) if _is_bsgd(est) else _twins_of(est, start)
+    return _bsgd_of(est, start) if _is_bsgd(est) else _twins_of(est, start, n_shards)
+
+
+#: fraction of every shard's chunks held back for the second stage (see :func:`fit`)
+TAIL = 0.2
+
+
+def _in_part(i, part, tail):
+    """Whether chunk ``i`` of a shard is learned in stage ``part``: 'all' (one stage),
+    'head' (the first stage) or 'tail' (the second, from the merged model). With
+    c = (1 - tail) / 2, chunk i is a tail chunk when floor((i + 1) tail + c) >
+    floor(i tail + c): a fraction ``tail`` of the chunks, spread evenly (the middle chunk of
+    every 1 / tail: chunks 1, 3, 5, ... for 0.5; 2, 7, 12, ... for 0.2), never chunk 0, so
+    that a reader need not know the shard's length in advance."""
+    if part == "all":
+        return True
+    c = 0.5 * (1.0 - tail)
+    in_tail = int(np.floor((i + 1) * tail + c)) > int(np.floor(i * tail + c))
+    return in_tail if part == "tail" else not in_tail
+
+
+def _stages(tail, n_shards):
+    return ("head", "tail") if tail > 0.0 and n_shards > 1 else ("all",)
 
 
 def merge_bsgd(a, b, *, budget, maintenance="merging"):
@@ -415,20 +453,28 @@ def _params_for_shard(estimator, gamma_):
     return params
 
 
-def _fit_shard(cls, params, X, y, classes, chunk_size, start):
-    """Learn one shard (on a worker): a new learner, or the merged model ``start`` (a later
-    pass), fed the shard in chunks of ``chunk_size`` rows. Returns its stored vectors."""
+def _fit_shard(cls, params, X, y, classes, chunk_size, start, part="all", tail=0.0,
+               n_shards=1):
+    """Learn one shard (on a worker): a new learner, or the merged model ``start`` (the
+    second stage, or a later pass), fed the chunks of ``chunk_size`` rows of the shard that
+    stage ``part`` learns (:func:`_in_part`). Returns its stored vectors."""
     # a later pass starts from the merged model, which the tasks of one worker share
     est = cls(**params) if start is None else copy.deepcopy(start)
     n = X.shape[0]
-    if hasattr(X, "to_numpy"):
+    # a merged model that knows the feature names (from a DataFrame) checks them on
+    # every chunk of a DataFrame shard; a new learner takes plain arrays (the merged
+    # model gets the names from the first rows of the data)
+    named = start is not None and hasattr(start, "feature_names_in_")
+    if hasattr(X, "to_numpy") and not (named and hasattr(X, "iloc")):
         X = X.to_numpy(dtype=np.float64)
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
-    for lo in range(0, n, chunk_size):
-        hi = min(n, lo + chunk_size)
-        est.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
-    return _result_of(est, start)
+    for i, lo in enumerate(range(0, n, chunk_size)):
+        if _in_part(i, part, tail):
+            hi = min(n, lo + chunk_size)
+            Xc = X.iloc[lo:hi] if hasattr(X, "iloc") else X[lo:hi]
+            est.partial_fit(Xc, y[lo:hi], classes=classes)
+    return _result_of(est, start, n_shards)
 
 
 def _merge_pair(a, b, cls, params, classes, gamma_):
@@ -515,7 +561,8 @@ def _compute(dask, obj, client):
     return dask.compute(obj)[0]
 
 
-def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes=1):
+def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes=1,
+        tail=TAIL):
     """Train ``estimator`` (a :class:`~fastbudget.TVMClassifier`) on a dask array or dask
     DataFrame by shard and merge; returns ``estimator``, fitted.
 
@@ -538,6 +585,15 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     passes : int, default=1
         More than 1: every shard is learned again starting from the merged model, and the
         results merged again.
+    tail : float in [0, 1), default=0.2
+        The fraction of every shard's chunks (one in five for 0.2) held back: the
+        rest of the shards is learned and merged, then every shard learns its held-back
+        chunks starting from the merged model, and those K models are merged (and solved
+        exactly) again. Each example is still learned once. The held-back examples correct
+        the merged model as later examples correct the single stream; the second merge
+        folds K copies of one model, nearly without loss (``docs/results/distributed.md``).
+        0 merges once; with one shard there is nothing to merge and the shard is learned in
+        one go.
 
     Returns
     -------
@@ -546,6 +602,7 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     dask = _dask()
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    tail = _check_tail(tail)
     _check_learner(estimator, passes)
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size!r}.")
@@ -565,34 +622,63 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
                          "dask_ml.wrappers.Incremental(OneVsRestClassifier(...)).")
     first = _compute(dask, xs[0], client)
     shard = dask.delayed(_fit_shard, pure=False)
-    return _fit_passes(estimator, lambda cls, params, start: [
-        shard(cls, params, xb, yb, classes, chunk_size, start) for xb, yb in zip(xs, ys)],
-        first, classes, chunk_size, passes, client)
+    k = len(xs)
+    run = _cluster_stage(lambda cls, params, start, part: [
+        shard(cls, params, xb, yb, classes, chunk_size, start, part, tail, k)
+        for xb, yb in zip(xs, ys)], classes, client)
+    return _adopt(estimator, _fit_passes(estimator, run, first, classes, chunk_size, passes,
+                                         tail, k))
 
 
-def _fit_passes(estimator, shards, first, classes, chunk_size, passes, client):
-    """The passes of shard and merge: ``shards(cls, params, start)`` gives the delayed
-    shard results of one pass; their tree of merges is computed and its twins solved
-    exactly, which starts the next pass."""
-    dask = _dask()
+def _fit_passes(estimator, run_stage, first, classes, chunk_size, passes, tail, n_shards):
+    """The passes of shard and merge. Each pass is one stage ('all') or, with ``tail`` > 0
+    and more than one shard, two: 'head' (most of every shard's chunks) and then 'tail'
+    (the chunks held back, learned by every shard starting from the model merged after
+    the head). ``run_stage(cls, params, start, part)`` learns every shard's part of a stage
+    starting from ``start`` (None: a new learner) and returns the tree merge of the
+    results; its twins, solved exactly, start the next stage."""
     gamma_ = _gamma_from_first_block(estimator, first, chunk_size)
     params = _params_for_shard(estimator, gamma_)
     cls = type(estimator)
     start = None
     for _ in range(int(passes)):
+        for part in _stages(tail, n_shards):
+            twins = run_stage(cls, params, gamma_, start, part)
+            if twins is None:
+                raise ValueError("The data hold no rows: nothing to learn.")
+            if start is not None:               # the counters of the stages before
+                if twins["kind"] == "bsgd":
+                    twins["t"] += int(start._istate[1])
+                    twins["n_seen"] += int(start._istate[2])
+                    twins["n_maint"] += int(start._istate[3])
+                else:
+                    twins["counters"] = twins["counters"] + _counters(start)
+            start = _start_model(cls, params, first, classes, gamma_, twins)
+    return start
+
+
+
+def _cluster_stage(shards, classes, client):
+    """``run_stage`` of :func:`_fit_passes` on a cluster: ``shards(cls, params, start,
+    part)`` gives the delayed shard results; their delayed tree of merges is computed."""
+    dask = _dask()
+
+    def run_stage(cls, params, gamma_, start, part):
         start_ref = start
         if start is not None and client is not None:
             start_ref = client.scatter(start, broadcast=True, hash=False)
-        parts = shards(cls, params, start_ref)
+        parts = shards(cls, params, start_ref, part)
         merge = dask.delayed(_merge_pair, pure=True)
-        twins = _compute(dask, _reduce_tree(merge, parts, cls, params, classes, gamma_),
-                         client)
-        if twins is None:
-            raise ValueError("The data hold no rows: nothing to learn.")
-        if start is not None:               # the counters of the passes before
-            twins["counters"] = twins["counters"] + _counters(start)
-        start = _start_model(cls, params, first, classes, gamma_, twins)
-    return _adopt(estimator, start)
+        return _compute(dask, _reduce_tree(merge, parts, cls, params, classes, gamma_),
+                        client)
+    return run_stage
+
+
+def _check_tail(tail):
+    tail = float(tail)
+    if not 0.0 <= tail < 1.0:
+        raise ValueError(f"tail must be in [0, 1); got {tail!r}.")
+    return tail
 
 
 # --------------------------------------------------------------------------- files
@@ -614,15 +700,19 @@ def _scan_file(path, fmt, options):
     return width, labels
 
 
-def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transform, start):
-    """Learn one file (on a worker), read in chunks; ``transform`` (e.g. a scaler) is
+def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transform, start,
+                    part="all", tail=0.0, n_shards=1):
+    """Learn one file (on a worker), read in chunks, those of stage ``part``
+    (:func:`_in_part`; the others are read and skipped); ``transform`` (e.g. a scaler) is
     applied to each chunk."""
     est = cls(**params) if start is None else copy.deepcopy(start)
-    for X, y in _read_file(path, fmt, options, chunk_size):
+    for i, (X, y) in enumerate(_read_file(path, fmt, options, chunk_size)):
+        if not _in_part(i, part, tail):
+            continue
         if transform is not None:
             X = transform(X)
         est.partial_fit(X, y, classes=classes)
-    return _result_of(est, start)
+    return _result_of(est, start, n_shards)
 
 
 def _score_file(model, path, fmt, options, chunk_size, transform, what):
@@ -637,7 +727,7 @@ def _score_file(model, path, fmt, options, chunk_size, transform, what):
 
 
 def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
-              chunk_size=10_000, passes=1, transform=None, **options):
+              chunk_size=10_000, passes=1, transform=None, tail=TAIL, **options):
     """:func:`fit` over files: one shard per file, read on the workers in chunks (so the
     files must be on storage every worker sees, e.g. a shared file system).
 
@@ -646,13 +736,15 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
     ``comments``). Without ``classes`` (or, for LIBSVM, ``n_features``) every file is read
     once more on the cluster to find them. ``transform`` (a picklable callable, such as a
     frozen ``StreamingStandardizer``'s ``transform``) is applied to every chunk. A bad row
-    raises the reader's error, naming the file and line."""
+    raises the reader's error, naming the file and line. ``tail``: as for :func:`fit`
+    (both stages read the whole file; each learns its own chunks)."""
     dask = _dask()
     paths = [str(p) for p in paths]
     if not paths:
         raise ValueError("No input files.")
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    tail = _check_tail(tail)
     _check_learner(estimator, passes)
     chunk_size = int(chunk_size)
     client = _client(client)
@@ -674,9 +766,12 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
         raise ValueError(f"{paths[0]} holds no rows.")
     first = X0 if transform is None else transform(X0)
     shard = dask.delayed(_fit_file_shard, pure=False)
-    return _fit_passes(estimator, lambda cls, params, start: [
-        shard(cls, params, p, fmt, options, classes, chunk_size, transform, start)
-        for p in paths], first, classes, chunk_size, passes, client)
+    k = len(paths)
+    run = _cluster_stage(lambda cls, params, start, part: [
+        shard(cls, params, p, fmt, options, classes, chunk_size, transform, start, part,
+              tail, k) for p in paths], classes, client)
+    return _adopt(estimator, _fit_passes(estimator, run, first, classes, chunk_size, passes,
+                                         tail, k))
 
 
 def predict_files(estimator, paths, *, fmt="libsvm", client=None, chunk_size=10_000,
@@ -727,20 +822,25 @@ def _adopt(estimator, fitted):
 
 
 # --------------------------------------------------------------------------- simulation
-def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000):
+def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000, passes=1,
+             tail=TAIL):
     """Shard and merge in this process, without a cluster: split (X, y) (NumPy) into
-    ``n_shards`` consecutive shards, learn each, merge them in a tree and solve the final
-    twins exactly, exactly as :func:`fit` does on a cluster. Returns a fitted copy."""
-    _check_learner(estimator)
+    ``n_shards`` consecutive shards, learn each, merge them in a tree and solve the merged
+    twins exactly, exactly as :func:`fit` does on a cluster (``passes``, ``tail``: as
+    there). Returns a fitted copy."""
+    if int(passes) < 1:
+        raise ValueError(f"passes must be at least 1; got {passes!r}.")
+    tail = _check_tail(tail)
+    _check_learner(estimator, passes)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     classes = np.unique(y) if classes is None else np.asarray(classes)
-    gamma_ = _gamma_from_first_block(estimator, X, chunk_size)
-    params = _params_for_shard(estimator, gamma_)
-    cls = type(estimator)
-    bounds = np.linspace(0, X.shape[0], int(n_shards) + 1).astype(int)
-    parts = [_fit_shard(cls, params, X[lo:hi], y[lo:hi], classes, chunk_size,
-                        None) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    twins = _reduce_tree(_merge_pair, parts, cls, params, classes, gamma_)
-    est = _start_model(cls, params, X, classes, gamma_, twins)
+    k = int(n_shards)
+    bounds = np.linspace(0, X.shape[0], k + 1).astype(int)
+
+    def run_stage(cls, params, gamma_, start, part):
+        parts = [_fit_shard(cls, params, X[lo:hi], y[lo:hi], classes, chunk_size, start,
+                            part, tail, k) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return _reduce_tree(_merge_pair, parts, cls, params, classes, gamma_)
+    est = _fit_passes(estimator, run_stage, X, classes, chunk_size, passes, tail, k)
     return _adopt(type(estimator)(**estimator.get_params(deep=False)), est)

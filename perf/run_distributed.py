@@ -123,13 +123,14 @@ def part_score(n, out):
     return times
 
 
-def part_shards(n, data_dir, ks, out):
-    sets = [("N-Checkerboard", None)]
+def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_000):
+    sets = [("N-Checkerboard", None)] if board else []
     if data_dir:
         sets += [("IJCNN1", "ijcnn"), ("Adult", "adult")]
     curves = {}
-    out.append("Accuracy against the number of shards K (in-process simulation of shard and "
-               "merge: K consecutive shards, tree merge, exact re-solve), B = 100:\n")
+    out.append(f"Accuracy against the number of shards K (in-process simulation of shard and "
+               f"merge: K consecutive shards, tree merge, exact re-solve; tail = {tail}, "
+               f"chunks of {chunk_size:,} rows), B = 100:\n")
     out.append("| data | " + " | ".join(f"K = {k}" for k in ks) + " |")
     out.append("|---|" + "---|" * len(ks))
     for name, key in sets:
@@ -149,7 +150,7 @@ def part_shards(n, data_dir, ks, out):
             if X.shape[0] // k < 200:
                 accs.append(np.nan)
                 continue
-            m = fd.simulate(make(), X, y, k, chunk_size=10_000)
+            m = fd.simulate(make(), X, y, k, chunk_size=chunk_size, tail=tail)
             accs.append(m.score(Xt, yt))
             print(name, k, accs[-1], flush=True)
         curves[name] = accs
@@ -186,6 +187,13 @@ def main():
     ap.add_argument("--parts", nargs="+", default=["train", "score", "shards"])
     ap.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64])
     ap.add_argument("--plot", default="docs/results/distributed_shards.png")
+    ap.add_argument("--chunk-size", type=int, default=10_000,
+                    help="shards part: rows per partial_fit call (the tail stage holds back "
+                         "whole chunks)")
+    ap.add_argument("--no-board", action="store_true",
+                    help="shards part: only IJCNN1 and Adult")
+    ap.add_argument("--tail", type=float, default=fd.TAIL,
+                    help="fraction of each shard learned after the first merge (0: one merge)")
     args = ap.parse_args()
     out = [f"(load average at start {_load():.1f}, {os.cpu_count()} cores)\n"]
     if "train" in args.parts:
@@ -193,7 +201,8 @@ def main():
     if "score" in args.parts:
         part_score(args.n, out)
     if "shards" in args.parts:
-        curves = part_shards(args.n, args.data_dir, args.ks, out)
+        curves = part_shards(args.n, args.data_dir, args.ks, out, args.tail,
+                             not args.no_board, args.chunk_size)
         if args.plot:
             plot(curves, args.ks, args.plot)
     print("\n".join(out))
