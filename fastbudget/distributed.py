@@ -31,8 +31,9 @@ import copy
 
 import numpy as np
 
-from .engine import (NumericalError, kernel_params, relearn_state, resolve_gamma,
-                     snapshot_state)
+from ._kernel_args import kernel_params, resolve_gamma
+from .engine import relearn_state, snapshot_state
+from .exceptions import NumericalError
 from .kernels import adiabatic as ad
 from .kernels import merge as kmerge
 from .kernels import tvm as ktvm
@@ -113,7 +114,7 @@ def _as_predictor(estimator):
     import os
     import tempfile
 
-    from ._modelfile import ModelFormatError
+    from .exceptions import ModelFormatError
     from .serving import load_predictor
     fd_, path = tempfile.mkstemp(suffix=".npz")
     os.close(fd_)

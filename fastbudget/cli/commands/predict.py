@@ -18,8 +18,8 @@ from ..values import labels_fmt
 def run(opts, args):
     """Run ``fastbudget predict``; returns the exit status."""
     if args.workers is not None or args.scheduler:
-        from ... import _cli_dask               # (imports Dask only when asked for)
-        return _cli_dask.predict(opts, args)
+        from .. import cluster                  # (imports Dask only when asked for)
+        return cluster.predict(opts, args)
     to_file = args.output is not None and args.output != "-"    # '-': standard output
     if to_file:
         check_output(args.output, "-o")

@@ -1,6 +1,6 @@
 """``fastbudget train MODEL DATA -o FILE``: learn a new model on a stream and save it (with
 its scaler file), with checkpoints and a clean stop on SIGINT/SIGTERM; ``--workers`` or
-``--scheduler`` train on a Dask cluster instead (:mod:`fastbudget._cli_dask`)."""
+``--scheduler`` train on a Dask cluster instead (:mod:`fastbudget.cli.cluster`)."""
 import time
 
 from ..._progress import progress
@@ -17,8 +17,8 @@ def run(opts, args):
     check_learner(args.learner)
     lopts = LearnerOptions.from_args(args)
     if args.workers is not None or args.scheduler:
-        from ... import _cli_dask               # (imports Dask only when asked for)
-        return _cli_dask.train(opts, lopts, args)
+        from .. import cluster                  # (imports Dask only when asked for)
+        return cluster.train(opts, lopts, args)
     every = check_every(args.checkpoint_every)
     out = args.output
     check_output(out, "-o")

@@ -10,15 +10,15 @@ import time
 
 import numpy as np
 
-from . import distributed as fd
-from ._progress import note
-from .cli._learners import learner_params, make_learner
-from .cli.data import data_format
-from .cli.errors import CLIError
-from .cli.files import check_not_input, check_output, load_model
-from .cli.scaler import Scaler
-from .cli.stream import finish
-from .cli.values import labels_fmt, parse_classes
+from .. import distributed as fd
+from .._progress import note
+from ._learners import learner_params, make_learner
+from .data import data_format
+from .errors import CLIError
+from .files import check_not_input, check_output, load_model
+from .scaler import Scaler
+from .stream import finish
+from .values import labels_fmt, parse_classes
 
 #: the learners the cluster path trains (shard and merge needs the learner's merge rule)
 CLUSTER_LEARNERS = ("tvm",)
@@ -147,7 +147,7 @@ def _libsvm_base(paths):
     """One index base for all LIBSVM files: zero-based when the first chunk of the first
     file uses index 0 (as standard input's base is taken from its first chunk; pass
     --zero-based yes/no to fix it)."""
-    from .datasets import read_libsvm
+    from ..datasets import read_libsvm
     for X, _y in read_libsvm(paths[0], chunk_size=10_000, zero_based=True):
         return bool(np.any(X[:, 0] != 0))
     return False
@@ -159,7 +159,7 @@ def _warmup_scaler(opts, path, fmt, options):
             raise CLIError("--clip applies to standardised values: use it with "
                            "--standardize warmup.")
         return Scaler()
-    from .datasets import StreamingStandardizer
+    from ..datasets import StreamingStandardizer
     clip = opts.clip
     st = StreamingStandardizer(n_warmup=opts.warmup_rows, clip=clip)
     n = 0
@@ -187,7 +187,7 @@ def predict(opts, args):
         text = np.asarray(model.classes_).dtype.kind in "OUS"
         options["label_type"] = "str" if text else "numeric"
     transform = scaler if scaler.mean is not None else None
-    from .persist import atomic_file
+    from ..persist import atomic_file
     with _cluster(args) as client, \
             (atomic_file(args.output, "w") if to_file else
              contextlib.nullcontext(sys.stdout)) as out:
