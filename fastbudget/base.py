@@ -60,6 +60,7 @@ from ._validation import (PLAIN_LABEL, check_array, check_bool, check_feature_na
                           check_param, check_same_classes, check_sample_weight, check_y,
                           feature_names, label_kinds, new_classes, one_example, plain,
                           row_kernel_ok)
+from .calibration import ProbabilityMixin
 from .exceptions import _not_fitted_error
 from .kernels.kernel import KERNEL_CODES, sq_norm
 
@@ -70,7 +71,7 @@ from ._validation import check_stored_indices as _check_stored_indices  # noqa: 
 from .exceptions import NonNumericError, NotFittedError  # noqa: F401,E402
 
 
-class BudgetClassifier(TransactionMixin, ClassWeightMixin):
+class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
     """Base class of the fastbudget classifiers (binary unless stated otherwise).
 
     Subclasses implement ``_validate_params()``, ``_init_state(n_features)``,
@@ -604,89 +605,6 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin):
         self._init_state(self.n_features_in_)
         if gamma is not None:
             self.gamma_ = gamma
-
-    # ------------------------------------------------------------------ probabilities
-    #: whether this learner keeps an online calibration map (binary learners; a wrapper's
-    #: learners keep their own)
-    _calibrates = True
-
-    def _calibration_scores(self, X, first):
-        """Decision values of a validated chunk under the model as it is, before it learns
-        the chunk, for the calibration statistics (``fastbudget.calibration``); None when
-        there is nothing to score (a first chunk: the model knows nothing yet) or the
-        model keeps no map (a wrapper: its learners keep theirs). The caller learns the
-        chunk, then passes them to ``_add_calibration`` (called inline rather than through
-        a helper, so that the learners' warnings keep pointing at the user's call)."""
-        if first or not self._calibrates:
-            return None
-        return self._decision(X)
-
-    def _add_calibration(self, f, y_pm, raw_weight):
-        """Add examples' decision values (taken before they were learned) to the
-        calibration statistics. ``raw_weight`` is ``sample_weight`` before class weights.
-        The statistics are replaced, never modified in place, so a transaction that fails
-        puts the old ones back."""
-        from . import calibration
-
-        stats = self.__dict__.get("_calibration_stats")
-        if len(f) == 1:
-            new = calibration.update_one(stats, float(f[0]), float(y_pm[0]), float(raw_weight[0]))
-        else:
-            new = calibration.update_stats(stats, f, y_pm, raw_weight)
-        self.__dict__["_calibration_stats"] = new
-
-    def _calibration(self):
-        """The calibration map of the current statistics (cached by
-        ``fastbudget.calibration.map_for`` until they change)."""
-        from .calibration import map_for
-
-        return map_for(self.__dict__.get("_calibration_stats"))
-
-    @property
-    def calibration_counts_(self):
-        """Recency-weighted total weight of the examples the calibration map was fitted on
-        (scored before they were learned; the s-th of t examples counts about s/t, see
-        ``fastbudget.calibration``); 0.0 for a model that has learned a single chunk."""
-        self._check_fitted()
-        stats = self.__dict__.get("_calibration_stats")
-        return 0.0 if stats is None else float(stats[0].sum())
-
-    def predict_proba(self, X):
-        """Calibrated class probabilities.
-
-        The map from decision values to probabilities is fitted online, on the decision
-        values of examples taken *before* the model learned them (see
-        ``fastbudget.calibration``): every ``partial_fit`` / ``learn_one`` after the first
-        chunk adds to it (a model fitted with a single ``fit`` call has only the sigmoid of
-        its decision values). It is monotone, so probabilities rank examples as
-        ``decision_function`` does, and ``predict_proba(X).argmax(1)`` is ``predict(X)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2), float64
-            Columns in the order of ``classes_``; rows sum to 1.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit`` / ``partial_fit``.
-        """
-        p = self._calibration()(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
-    def predict_log_proba(self, X):
-        """Logarithm of ``predict_proba(X)``."""
-        return np.log(self.predict_proba(X))
-
-    def predict_proba_one(self, x):
-        """Class probabilities of one example (given as ``learn_one`` takes it), as a dict
-        label -> probability."""
-        p = self.predict_proba(self._one_example(x))[0]
-        return {c: float(v) for c, v in zip(plain(self.classes_.tolist()), p)}
 
     # ------------------------------------------------------------------ protocol stubs
     def _get_state(self):

@@ -60,6 +60,8 @@ import math
 
 import numpy as np
 
+from ._validation import plain
+
 __all__ = ["N_BINS", "U_MAX", "new_stats", "update_stats", "update_one", "check_stats",
            "CalibrationMap"]
 
@@ -307,3 +309,90 @@ def map_for(stats):
     if len(_RECENT) > _N_RECENT:
         del _RECENT[0]
     return cmap
+
+
+class ProbabilityMixin:
+    """``predict_proba`` and the online calibration statistics of a binary learner.
+
+    Mixed into ``fastbudget.base.BudgetClassifier``: ``partial_fit`` and ``learn_one`` call
+    ``_calibration_scores`` before a chunk is learned and ``_add_calibration`` after; the
+    statistics live in the estimator's ``_calibration_stats`` (saved with the model).
+    """
+
+    #: whether this learner keeps an online calibration map (binary learners; a wrapper's
+    #: learners keep their own)
+    _calibrates = True
+
+    def _calibration_scores(self, X, first):
+        """Decision values of a validated chunk under the model as it is, before it learns
+        the chunk, for the calibration statistics (``fastbudget.calibration``); None when
+        there is nothing to score (a first chunk: the model knows nothing yet) or the
+        model keeps no map (a wrapper: its learners keep theirs). The caller learns the
+        chunk, then passes them to ``_add_calibration`` (called inline rather than through
+        a helper, so that the learners' warnings keep pointing at the user's call)."""
+        if first or not self._calibrates:
+            return None
+        return self._decision(X)
+
+    def _add_calibration(self, f, y_pm, raw_weight):
+        """Add examples' decision values (taken before they were learned) to the
+        calibration statistics. ``raw_weight`` is ``sample_weight`` before class weights.
+        The statistics are replaced, never modified in place, so a transaction that fails
+        puts the old ones back."""
+        stats = self.__dict__.get("_calibration_stats")
+        if len(f) == 1:
+            new = update_one(stats, float(f[0]), float(y_pm[0]), float(raw_weight[0]))
+        else:
+            new = update_stats(stats, f, y_pm, raw_weight)
+        self.__dict__["_calibration_stats"] = new
+
+    def _calibration(self):
+        """The calibration map of the current statistics (cached by
+        ``fastbudget.calibration.map_for`` until they change)."""
+        return map_for(self.__dict__.get("_calibration_stats"))
+
+    @property
+    def calibration_counts_(self):
+        """Recency-weighted total weight of the examples the calibration map was fitted on
+        (scored before they were learned; the s-th of t examples counts about s/t, see
+        ``fastbudget.calibration``); 0.0 for a model that has learned a single chunk."""
+        self._check_fitted()
+        stats = self.__dict__.get("_calibration_stats")
+        return 0.0 if stats is None else float(stats[0].sum())
+
+    def predict_proba(self, X):
+        """Calibrated class probabilities.
+
+        The map from decision values to probabilities is fitted online, on the decision
+        values of examples taken *before* the model learned them (see
+        ``fastbudget.calibration``): every ``partial_fit`` / ``learn_one`` after the first
+        chunk adds to it (a model fitted with a single ``fit`` call has only the sigmoid of
+        its decision values). It is monotone, so probabilities rank examples as
+        ``decision_function`` does, and ``predict_proba(X).argmax(1)`` is ``predict(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2), float64
+            Columns in the order of ``classes_``; rows sum to 1.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit`` / ``partial_fit``.
+        """
+        p = self._calibration()(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X):
+        """Logarithm of ``predict_proba(X)``."""
+        return np.log(self.predict_proba(X))
+
+    def predict_proba_one(self, x):
+        """Class probabilities of one example (given as ``learn_one`` takes it), as a dict
+        label -> probability."""
+        p = self.predict_proba(self._one_example(x))[0]
+        return {c: float(v) for c, v in zip(plain(self.classes_.tolist()), p)}
