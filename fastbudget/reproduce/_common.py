@@ -98,6 +98,11 @@ def _git_commit():
     return f"fastbudget {__version__} (no git checkout)"
 
 
+def stamp():
+    """'commit abc1234, 2026-11-25' for the headers of the generated pages."""
+    return f"commit {_git_commit()}, {datetime.date.today().isoformat()}"
+
+
 def _machine():
     cpu = platform.processor() or platform.machine()
     try:
