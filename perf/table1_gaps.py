@@ -46,30 +46,14 @@ import numpy as np
 from fastbudget.datasets import load_paper_dataset, make_streamsvm_synthetic
 from fastbudget.estimators.streamsvm import StreamSVMClassifier
 from fastbudget.reproduce._common import stamp
-from fastbudget.reproduce.streamsvm import COLUMNS, REASONS, write_table1  # noqa: F401
+# Table 1 of paper 001 (PAPER: libSVM (batch), Algo-1, Algo-2) and its page writer
+from fastbudget.reproduce.streamsvm import COLUMNS, PAPER, REASONS, unit_rows, write_table1  # noqa: F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-# Table 1 of paper 001: libSVM (batch), StreamSVM Algo-1, Algo-2
-PAPER = {
-    "Synthetic A": (96.5, 95.5, 97.0),
-    "Synthetic B": (66.0, 64.4, 68.5),
-    "Synthetic C": (93.2, 73.1, 87.5),
-    "Waveform": (89.4, 74.3, 78.4),
-    "MNIST (0vs1)": (99.52, 99.34, 99.71),
-    "MNIST (8vs9)": (96.57, 84.75, 94.7),
-    "IJCNN": (91.64, 85.32, 87.81),
-    "w3a": (98.29, 88.56, 89.06),
-}
 CS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 LS = (2, 5, 10, 20, 50)
 SEED = 7
-
-
-def unit_rows(X):
-    """Rows divided by their norm (zero rows kept)."""
-    n = np.linalg.norm(X, axis=1, keepdims=True)
-    return X / np.where(n > 0, n, 1.0)
 
 
 def standardise(Xa, Xb):
