@@ -1001,33 +1001,19 @@ def check_drift(st, force):
     return OK
 
 
-@njit(cache=True)
-def kkt_residual(st):
-    """Largest violation of the KT conditions over live slots, in margin units of the SVM
-    (stored values divided by mu).
-
-    max over i of: |g_i| on S, max(0, g_i) on E, max(0, -g_i) on R, bound violations of
-    alpha, and |sum_i y_i alpha_i| / max(mu, sum_i alpha_i). Reads the stored g (call
-    ``refresh`` first for exact values).
-    """
-    _st_alpha = st.alpha
-    _st_cb = st.cb
-    _st_fs = st.fs
-    _st_g = st.g
-    _st_ist = st.ist
-    _st_status = st.status
-    _st_y = st.y
-    hw = _st_ist[I_HW]
+@njit(cache=True, no_cpython_wrapper=True)
+def _kkt_max(status, alpha, cb, y, g, hw, mu):
+    """The KT violation of ``kkt_residual`` for the margins ``g`` (read on live slots)."""
     worst = 0.0
     s_eq = 0.0
     s_a = 0.0
     for i in range(hw):
-        si = _st_status[i]
+        si = status[i]
         if si == FREE:
             continue
-        gi = _st_g[i]
-        a = _st_alpha[i]
-        s_eq += _st_y[i] * a
+        gi = g[i]
+        a = alpha[i]
+        s_eq += y[i] * a
         s_a += a
         if si == MARGIN:
             v = abs(gi)
@@ -1039,13 +1025,24 @@ def kkt_residual(st):
             v = 0.0
         if a < 0.0:
             v = max(v, -a)
-        if a > _st_cb[i]:
-            v = max(v, a - _st_cb[i])
+        if a > cb[i]:
+            v = max(v, a - cb[i])
         if v > worst:
             worst = v
-    mu = _st_fs[F_MU]
     eq = abs(s_eq) / max(mu, s_a)
     return max(worst / mu, eq)
+
+
+@njit(cache=True)
+def kkt_residual(st):
+    """Largest violation of the KT conditions over live slots, in margin units of the SVM
+    (stored values divided by mu).
+
+    max over i of: |g_i| on S, max(0, g_i) on E, max(0, -g_i) on R, bound violations of
+    alpha, and |sum_i y_i alpha_i| / max(mu, sum_i alpha_i). Reads the stored g (call
+    ``refresh`` first for exact values).
+    """
+    return _kkt_max(st.status, st.alpha, st.cb, st.y, st.g, st.ist[I_HW], st.fs[F_MU])
 
 
 @njit(cache=True)
@@ -1056,41 +1053,13 @@ def kkt_exact(st):
     f = st.gam
     _coef_into(st, a)
     _f_all(st, a, f)
-    _st_alpha = st.alpha
-    _st_cb = st.cb
-    _st_fs = st.fs
-    _st_status = st.status
-    _st_y = st.y
     hw = st.ist[I_HW]
-    b = _st_fs[F_B]
-    mu = _st_fs[F_MU]
-    worst = 0.0
-    s_eq = 0.0
-    s_a = 0.0
+    b = st.fs[F_B]
+    mu = st.fs[F_MU]
+    y = st.y
     for i in range(hw):
-        si = _st_status[i]
-        if si == FREE:
-            continue
-        gi = _st_y[i] * (f[i] + b) - mu
-        ai = _st_alpha[i]
-        s_eq += _st_y[i] * ai
-        s_a += ai
-        if si == MARGIN:
-            v = abs(gi)
-        elif si == ERROR:
-            v = gi if gi > 0.0 else 0.0
-        elif si == RESERVE:
-            v = -gi if gi < 0.0 else 0.0
-        else:
-            v = 0.0
-        if ai < 0.0:
-            v = max(v, -ai)
-        if ai > _st_cb[i]:
-            v = max(v, ai - _st_cb[i])
-        if v > worst:
-            worst = v
-    eq = abs(s_eq) / max(mu, s_a)
-    return max(worst / mu, eq)
+        f[i] = y[i] * (f[i] + b) - mu
+    return _kkt_max(st.status, st.alpha, st.cb, y, f, hw, mu)
 
 
 @njit(cache=True)
