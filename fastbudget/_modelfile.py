@@ -14,6 +14,7 @@ import math
 import os
 import re
 import stat
+import tokenize
 import zipfile
 
 import numpy as np
@@ -122,8 +123,11 @@ _ZIP_MEMBER_OVERHEAD = 256
 _ZIP_END_OVERHEAD = 22 + 56 + 20 + 65535     # end record, ZIP64 end record + locator, comment
 # nesting deeper than this in the metadata JSON is refused (a model's is at most ~6 deep)
 _MAX_JSON_DEPTH = 64
+# (tokenize.TokenError: NumPy re-reads an .npy header that ast cannot parse with tokenize,
+# which raises it for an unclosed bracket)
 _READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, TypeError,
-                KeyError, SyntaxError, NotImplementedError, OverflowError, MemoryError)
+                KeyError, SyntaxError, NotImplementedError, OverflowError, MemoryError,
+                tokenize.TokenError)
 
 
 def _open_regular(path):

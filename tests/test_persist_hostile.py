@@ -161,6 +161,21 @@ def test_npy_header_claiming_1e12_rows(legit, tmp_path):
     _refused_by_both(tmp_path / "b.npz", "truncated|more than a TVMClassifier")
 
 
+def test_npy_header_with_an_unclosed_bracket(legit, tmp_path):
+    """A member whose .npy header dict is cut short by an unclosed bracket (one flipped
+    byte can do it; NumPy then re-reads the header with ``tokenize``, which raises
+    ``tokenize.TokenError``, neither a ValueError nor a SyntaxError): refused as damaged."""
+    meta, arrays = _members(legit)
+    Q = arrays["state.twin_Q"]
+    good = _npy_header(Q.shape, Q.dtype)
+    text = good[10:].decode("latin1")
+    cut = text.rindex("}")
+    bad = good[:10] + (text[:cut] + "(" + text[cut + 1:]).encode("latin1")
+    assert len(bad) == len(good)
+    _write(tmp_path / "a.npz", meta, dict(arrays, **{"state.twin_Q": (bad, [Q.tobytes()])}))
+    _refused_by_both(tmp_path / "a.npz", "damaged or not a plain array")
+
+
 def test_metadata_header_claiming_huge_length(legit, tmp_path):
     meta, arrays = _members(legit)
     blob = json.dumps(meta).encode()
