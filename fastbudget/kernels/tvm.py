@@ -56,7 +56,7 @@ REMOVAL_ABS = 0.0  # the largest |f(q_j)| (the paper's text)
 REMOVAL_OWN_SIDE = 1.0  # the largest y_j f(q_j), y_j = sign(s_j+ - s_j-); |f| when s_j+ = s_j-
 
 M2_TOL = 1e-9  # relative slack of the removal test |f(q)| > m2
-M1_TOL = 1e-9  # relative slack of the Beneficial test |f(x)| > m1 (see _only_counted)
+M1_TOL = 1e-9  # relative slack of the Beneficial test |f(x)| > m1 (see _score_row)
 
 TwinState = namedtuple(
     "TwinState",
@@ -626,29 +626,22 @@ def _learn_one(st, tw, x, yi, wi, B):
 
 
 @njit(cache=True, inline="always")
-def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
-    """True when row t of X (weight ``wt``) is not learned: its weight is 0, or the budget
-    is full and it is not Beneficial (Alg. 2: |f(x)| > m1)."""
-    # one exit: LLVM then drops some of the reference-count updates of the arrays passed
-    # in (5 -> about 4 per example; this runs for every example)
-    counted = wt <= 0.0
-    if not counted and ntw >= B:
-        f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
-        # an example on the margin (|f| = m1 up to rounding, e.g. a copy of a margin
-        # twin) is Beneficial: without the slack, the last bits of f, which depend on the
-        # order of the feature columns in the kernel sums, decided it
-        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
-    return counted
+def _score_row(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B, drow, always):
+    """Whether row t of X (weight ``wt``) is only counted, not learned: its weight is 0, or
+    the budget is full and it is not Beneficial (Alg. 2: |f(x)| > m1). For an RBF kernel
+    it also keeps the squared distance and the kernel value of row t to every twin of
+    nonzero coefficient in ``drow[D_NEW]`` and ``drow[D_NEW_K]`` (the sum is
+    ``kernel_expansion_at``'s, bit for bit): when the row is learned, its twin's kernel
+    row and merge costs start from them.
 
-
-@njit(cache=True, inline="always")
-def _score_row(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B, drow):
-    """``_only_counted`` that also keeps, for an RBF kernel, the squared distance and the
-    kernel value of row t to every twin of nonzero coefficient in ``drow[D_NEW]`` and
-    ``drow[D_NEW_K]`` (the sum is ``kernel_expansion_at``'s, bit for bit): when the row is
-    learned, its twin's kernel row and merge costs start from them."""
+    Returns (counted, f): f is the row's decision value times mu (the engine's margin
+    target), computed when the test needs it and, with ``always``, for every row (weight
+    0, budget not full too); else 0.0. ``f / fs[F_MU]`` is ``twin_decision_batch``'s
+    value bit for bit."""
     counted = wt <= 0.0
-    if not counted and ntw >= B:
+    full = ntw >= B
+    f = 0.0
+    if always or (not counted and full):
         if code == RBF:
             gk = kpar[0]
             d = X.shape[1]
@@ -666,17 +659,28 @@ def _score_row(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B, drow):
                     f += c * kv
         else:
             f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
-        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
-    return counted
+        if not counted and full:
+            # an example on the margin (|f| = m1 up to rounding, e.g. a copy of a margin
+            # twin) is Beneficial: without the slack, the last bits of f, which depend on
+            # the order of the feature columns in the kernel sums, decided it
+            counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
+    return counted, f
 
 
 @njit(cache=True)
-def tvm_partial_fit(st, tw, X, y, w, B):
+def tvm_partial_fit(st, tw, X, y, w, B, fout):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
     chunk.
 
     ``st`` (engine) and ``tw`` (twins) are modified in place. Returns (status, row): the
     number of rows learned, or the failing row when status != OK.
+
+    ``fout``: float64 of shape (n_rows,) or (0,). When it has a row per row of X, the
+    decision value f(X[t]) of each row under the model as it stands before that row is
+    learned (the value of the Beneficial test; computed also where the test is not run:
+    weight 0, budget not full) is written to ``fout[t]`` (modified in place): the
+    prequential scores of the calibration, without a second scoring pass. Rows from the
+    failing row on are not written when status != OK.
     """
     _tw_Q = tw.Q
     _tw_coef = tw.coef
@@ -690,13 +694,17 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     code = _st_ist[ad.I_KCODE]
     status = ad.OK
     row = X.shape[0]
+    scores = fout.shape[0] == X.shape[0] and X.shape[0] > 0
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
         # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
         # (whose two state tuples hold ~45 arrays) costs reference-count updates that
         # would dominate the cost of scoring
-        if _score_row(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
-                      w[t], B, _tw_drow):
+        counted, f = _score_row(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW],
+                                X, t, w[t], B, _tw_drow, scores)
+        if scores:
+            fout[t] = f / _st_fs[ad.F_MU]
+        if counted:
             continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
@@ -711,20 +719,27 @@ def tvm_partial_fit(st, tw, X, y, w, B):
 
 
 @njit(cache=True)
-def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B):
+def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B, fout):
     """The test that ``tvm_partial_fit`` applies first to a chunk of one row (``X`` of shape
     (1, d), weight ``wt``), taking the few arrays it reads rather than the state tuples,
     whose unboxing costs a Python caller more than the test.
 
-    When the row would only be counted (weight 0, or not Beneficial), counts it as seen
-    (``tw_ist``, modified in place) and returns True: that is all ``tvm_partial_fit`` would
-    do. Otherwise changes nothing and returns False: learn the row with ``tvm_partial_fit``.
+    Writes the row's decision value under the model as it is into ``fout[0]`` (float64
+    (1,), modified in place; ``twin_decision``'s value bit for bit, for the calibration).
+    When the row would only be counted (weight 0, or the budget full and the row not
+    Beneficial), counts it as seen (``tw_ist``, modified in place) and returns True: that
+    is all ``tvm_partial_fit`` would do. Otherwise changes nothing else and returns False:
+    learn the row with ``tvm_partial_fit``.
     """
-    if _only_counted(st_ist[ad.I_KCODE], kpar, Q, coef, fs, par[P_M1], tw_ist[T_NTW], X, 0,
-                     wt, B):
+    f = kernel_expansion_at(st_ist[ad.I_KCODE], kpar, Q, coef, X, 0, fs[ad.F_B])
+    fout[0] = f / fs[ad.F_MU]
+    counted = wt <= 0.0
+    if not counted and tw_ist[T_NTW] >= B:
+        # (the slack of _score_row)
+        counted = abs(f) > par[P_M1] * fs[ad.F_MU] * (1.0 + M1_TOL)
+    if counted:
         tw_ist[T_SEEN] += 1
-        return True
-    return False
+    return counted
 
 
 @njit(cache=True)
