@@ -65,6 +65,30 @@ def test_tvm_fit_checkerboard_100k(benchmark):
     assert acc >= 0.96
 
 
+def test_tvm_partial_fit_checkerboard_100k(benchmark):
+    """The same 10^5 N-Checkerboard examples through ``partial_fit`` in chunks of 10^4: the
+    streaming path, which also keeps the online calibration (each row's decision value,
+    taken by the learning loop before the row is learned; ``docs/results/tvm_profile.md``,
+    2026-11-26). Same model as ``fit``."""
+    X, y, Xt, yt = checkerboard(100_000)
+
+    def setup():
+        return (TVMClassifier(budget=100, gamma=CB_GAMMA),), {}
+
+    def stream(clf):
+        for i in range(0, len(y), 10_000):
+            clf.partial_fit(X[i:i + 10_000], y[i:i + 10_000], classes=[-1, 1])
+        return clf
+
+    clf = benchmark.pedantic(stream, setup=setup, rounds=3, iterations=1)
+    acc = clf.score(Xt, yt)
+    record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y),
+           accepted=int(clf.n_accepted_))
+    # every chunk after the first is in the calibration statistics
+    assert clf.calibration_counts_ > 0.4 * (len(y) - 10_000)
+    assert acc >= 0.96
+
+
 @pytest.mark.large
 @pytest.mark.parametrize("n", [1_000_000, 10_000_000])
 def test_tvm_fit_checkerboard_large(benchmark, n):

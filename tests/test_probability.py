@@ -149,19 +149,33 @@ def test_probabilities_are_distributions_that_agree_with_predict(id_, factory):
                          ids=[i for i, f in ESTIMATORS if is_binary(f())])
 def test_calibration_is_fitted_on_scores_taken_before_learning(id_, factory):
     """The statistics are exactly those of the decision values each chunk had under the
-    model before it learned the chunk (a reference loop), weighted by sample_weight."""
+    model before it learned the chunk (each row before it learned the row, for a learner
+    with ``_calibration_per_row``; a reference loop), weighted by sample_weight."""
     est, ref = factory(), factory()
     X, y = stream(4, n=200)
     w = np.random.default_rng(4).random(200) + 0.5
     if getattr(est, "_unit_weights_only", False):       # (Forgetron refuses other weights)
         w = np.ones(200)
     stats = None
+    # a learner that takes the scores in its learning loop (``_calibration_per_row``:
+    # TVMClassifier) scores each row under the model that has learned the rows before it,
+    # those of its chunk too: the reference then scores and learns row by row
+    per_row = getattr(est, "_calibration_per_row", False)
     for i in range(0, 200, 40):
-        if i:
+        if i and per_row:
+            f = np.zeros(40)
+            for r in range(40):
+                f[r] = ref.decision_function(X[i + r:i + r + 1])[0]
+                ref.partial_fit(X[i + r:i + r + 1], y[i + r:i + r + 1],
+                                sample_weight=w[i + r:i + r + 1])
+        elif i:
             f = ref.decision_function(X[i:i + 40])
+        if i:
             stats = cal.update_stats(stats, f, np.where(y[i:i + 40] == 1, 1.0, -1.0),
                                      w[i:i + 40])
-        ref.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1], sample_weight=w[i:i + 40])
+        if not (i and per_row):
+            ref.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1],
+                            sample_weight=w[i:i + 40])
         est.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1], sample_weight=w[i:i + 40])
     np.testing.assert_array_equal(est._calibration_stats, stats)
 
@@ -211,7 +225,12 @@ def test_plain_sum_statistics_of_an_older_file_load_and_learn_on(tmp_path):
     assert old.calibration_counts_ == 80.0
     np.testing.assert_array_equal(old.predict_proba(X)[:, 1],
                                   cal.CalibrationMap(plain)(old.decision_function(X)))
-    g = old.decision_function(X[120:])
+    # (TVMClassifier scores each row before it learns it: ``_calibration_per_row``)
+    ref = load_model(tmp_path / "old.npz")
+    g = np.zeros(40)
+    for r in range(120, 160):
+        g[r - 120] = ref.decision_function(X[r:r + 1])[0]
+        ref.partial_fit(X[r:r + 1], y[r:r + 1])
     old.partial_fit(X[120:], y[120:])
     y_pm = np.where(y[120:] == 1, 1.0, -1.0)
     np.testing.assert_allclose(old._calibration_stats,

@@ -134,6 +134,43 @@ def test_chunking_does_not_change_the_model():
     assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
 
 
+@pytest.mark.parametrize("kw", [dict(budget=25, gamma=1.35),
+                                dict(budget=12, kernel="poly", gamma=0.5, merge="feature")])
+def test_calibration_scores_each_row_before_learning_it_in_any_chunking(kw):
+    """partial_fit's calibration statistics hold each row's decision value under the model
+    that has learned every row before it (the compiled loop writes the value of its
+    Beneficial test, also for rows of weight 0 and while the budget fills): equal, bit for
+    bit, to a reference that scores and learns row by row, and, up to the rounding of the
+    recency factors, whatever the chunk sizes after the first chunk (learn_one included);
+    the model is the same in each."""
+    from fastbudget import calibration as cal
+    X, y = board(2500, 0.15, 31)
+    w = np.random.default_rng(3).choice([0.0, 0.5, 1.0, 2.0], size=len(y))
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    ref = TVMClassifier(**kw).partial_fit(X[:5], y[:5], classes=[-1, 1], sample_weight=w[:5])
+    f = np.zeros(len(y))
+    for i in range(5, len(y)):
+        f[i] = ref.decision_function(X[i:i + 1])[0]
+        ref.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
+    stats = cal.update_stats(None, f[5:], y_pm[5:], w[5:])
+    # the budget fills inside the first chunk after the first, and weights 0 are scored
+    assert ref.n_twins_ == kw["budget"] and (w[5:] == 0).sum() > 100
+    models = []
+    for size in (2495, 317, 1):
+        a = TVMClassifier(**kw).partial_fit(X[:5], y[:5], classes=[-1, 1], sample_weight=w[:5])
+        for i in range(5, len(y), size):
+            if size == 1:
+                a.learn_one(X[i], int(y[i]), float(w[i]))
+            else:
+                a.partial_fit(X[i:i + size], y[i:i + size], sample_weight=w[i:i + size])
+        if size == 2495:
+            np.testing.assert_array_equal(a._calibration_stats, stats)
+        np.testing.assert_allclose(a._calibration_stats, stats, rtol=1e-12, atol=1e-12)
+        models.append(model_state(a))
+    for m in models:
+        assert_same_state(m, model_state(ref))
+
+
 def test_rejection_never_accepts_a_failing_merge():
     """Every merge carried out passed the rejection test at the time (paper 000, 4.2.4):
     with eta = 0 no merge can pass, so every overflow example is dropped."""
@@ -409,9 +446,9 @@ def test_numerical_failure_rolls_back_bit_identical_then_retries(monkeypatch):
     real = ktvm.tvm_partial_fit
     calls = []
 
-    def failing(st, tw, Xc, yc, wc, B):
+    def failing(st, tw, Xc, yc, wc, B, fout):
         calls.append(np.array(st.alpha, copy=True))
-        real(st, tw, Xc[:500], yc[:500], wc[:500], B)   # state really changes
+        real(st, tw, Xc[:500], yc[:500], wc[:500], B, fout[:500])   # state really changes
         return ad.SINGULAR, 499
 
     monkeypatch.setattr(ktvm, "tvm_partial_fit", failing)
@@ -434,12 +471,12 @@ def test_numerical_failure_rolls_back_bit_identical_then_retries(monkeypatch):
     ref_clf = TVMClassifier(budget=30, gamma=1 / (2 * 0.37)).fit(X[:1000], y[:1000])
     first = []
 
-    def fail_once(st, tw, Xc, yc, wc, B):
+    def fail_once(st, tw, Xc, yc, wc, B, fout):
         if not first:
             first.append(1)
-            real(st, tw, Xc[:500], yc[:500], wc[:500], B)
+            real(st, tw, Xc[:500], yc[:500], wc[:500], B, fout[:500])
             return ad.SINGULAR, 499
-        return real(st, tw, Xc, yc, wc, B)
+        return real(st, tw, Xc, yc, wc, B, fout)
 
     monkeypatch.setattr(ktvm, "tvm_partial_fit", fail_once)
     clf.partial_fit(X[1000:], y[1000:])
@@ -568,9 +605,9 @@ def test_learn_one_numerical_failure_rolls_back_bit_identical(monkeypatch):
     real = ktvm.tvm_partial_fit
     calls = []
 
-    def failing(st, tw, Xc, yc, wc, B):
+    def failing(st, tw, Xc, yc, wc, B, fout):
         before = tw.ist.copy()
-        real(st, tw, Xc, yc, wc, B)                       # the state really changes
+        real(st, tw, Xc, yc, wc, B, fout)                       # the state really changes
         calls.append(tw.ist[ktvm.T_ACCEPTED] - before[ktvm.T_ACCEPTED])
         return ad.SINGULAR, 0
 
@@ -622,11 +659,11 @@ def test_an_example_that_fails_twice_is_skipped_with_a_warning(monkeypatch):
     real = ktvm.tvm_partial_fit
     bad = 700
 
-    def fails_at_bad_row(st, tw, Xc, yc, wc, B):
+    def fails_at_bad_row(st, tw, Xc, yc, wc, B, fout):
         if wc[bad] > 0.0:
-            real(st, tw, Xc[:bad], yc[:bad], wc[:bad], B)
+            real(st, tw, Xc[:bad], yc[:bad], wc[:bad], B, fout[:bad])
             return ad.SINGULAR, bad
-        return real(st, tw, Xc, yc, wc, B)
+        return real(st, tw, Xc, yc, wc, B, fout)
 
     monkeypatch.setattr(ktvm, "tvm_partial_fit", fails_at_bad_row)
     with pytest.warns(NumericalWarning, match=r"skipped 1 example\(s\) of this chunk \(rows \[700\]\)"):

@@ -222,17 +222,47 @@ class TVMClassifier(BudgetClassifier):
     # examples of one chunk that may be skipped (see _partial_fit_encoded) before giving up
     MAX_SKIPS = 10
 
+    def _calibration_scores(self, X, first):
+        """The calibration's decision values of a chunk, taken by the learning loop itself.
+
+        ``tvm_partial_fit`` computes f(x) of every row, before it learns the row, for the
+        Beneficial test; it writes those values into the array returned here (filled by
+        the ``_partial_fit_encoded`` call that follows), instead of a separate scoring pass
+        over the chunk before learning it (one floor more per stream). Each row is thus
+        scored under the model that has learned every row before it, the chunk's earlier
+        rows included (prequential per row, as ``learn_one`` scores), so the statistics
+        do not depend on how the stream is cut into chunks after the first. With
+        ``forgetting`` the drift detector drives the learning (``fastbudget.forgetting``),
+        and the chunk is scored before it as by the other learners.
+        """
+        if first or not self._calibrates:
+            return None
+        if self.forgetting is not None or self.engine_state_ is None:
+            return super()._calibration_scores(X, first)
+        f = np.full(X.shape[0], np.nan)
+        self.__dict__["_scores_out"] = (X, f)
+        return f
+
+    #: the calibration's scores are per row, taken by the learning loop (above)
+    _calibration_per_row = True
+    _EMPTY = np.zeros(0)
+
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
         fresh = self.engine_state_ is None
         if fresh:
             self._allocate(X)
         B = int(self.budget)
+        # the array of decision values that _calibration_scores handed to the caller, for
+        # this chunk (the same X): filled by the compiled loop
+        pending = self.__dict__.pop("_scores_out", None)
+        fout = pending[1] if pending is not None and pending[0] is X else self._EMPTY
         rejected_before = int(self.twins_.ist[ktvm.T_REJECTED])
         w = sample_weight
         skipped = []
         attempt = 0
         while True:
-            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm, w, B)
+            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm, w, B,
+                                               fout)
             if status == ad.OK:
                 break
             # undo the partial chunk (back to the transaction's snapshot, taken before
@@ -361,14 +391,15 @@ class TVMClassifier(BudgetClassifier):
         X, y_pm, w = one
         st, tw = self.engine_state_, self.twins_
         B = int(self.budget)
-        # scored before it is learned, for the calibration (twin_decision takes the few
-        # arrays it reads: a sixth of the cost of _decision's call from Python)
-        f = ktvm.twin_decision(st.ist[ad.I_KCODE], st.kpar, st.fs, tw.Q, tw.coef, X[0])
+        # scored before it is learned, for the calibration, by the same compiled call that
+        # applies the Beneficial test (it takes the few arrays it reads: a sixth of the
+        # cost of _decision's call from Python)
+        f = np.empty(1)
         if not ktvm.tvm_count_one(tw.Q, tw.coef, tw.ist, tw.par, st.kpar, st.fs, st.ist, X,
-                                  w[0], B):
+                                  w[0], B, f):
             with self._transaction():
                 self._partial_fit_encoded(X, y_pm, w)
-        self._add_calibration((f,), y_pm, (sample_weight,))
+        self._add_calibration(f, y_pm, (sample_weight,))
         return self
 
     def _forget_started(self):

@@ -56,7 +56,7 @@ REMOVAL_ABS = 0.0  # the largest |f(q_j)| (the paper's text)
 REMOVAL_OWN_SIDE = 1.0  # the largest y_j f(q_j), y_j = sign(s_j+ - s_j-); |f| when s_j+ = s_j-
 
 M2_TOL = 1e-9  # relative slack of the removal test |f(q)| > m2
-M1_TOL = 1e-9  # relative slack of the Beneficial test |f(x)| > m1 (see _only_counted)
+M1_TOL = 1e-9  # relative slack of the Beneficial test |f(x)| > m1 (see tvm_partial_fit)
 
 TwinState = namedtuple(
     "TwinState",
@@ -155,7 +155,7 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     space). ``rk`` >= 0: rows ``drow[r]`` (distances) and ``drow[rk]`` (RBF kernel values)
     already hold those of q, computed by the rejection test (``_merge_ok``), and are read
     instead of computed; with ``part``, only for the twins whose ``coef`` is not 0 (those
-    the Beneficial test scored the new example against, ``_score_row``). Those rows are
+    the Beneficial test scored the new example against in ``tvm_partial_fit``). Those rows are
     computed from the twins' pivots ``Q``, the engine's kernel values from its points
     ``X``: the same numbers, since the points of slots 2t and 2t + 1 are q_t (written
     together, here). Takes arrays, not the state tuples (reference counts: see
@@ -549,7 +549,7 @@ def _learn_one(st, tw, x, yi, wi, B):
             leave2 = mj
     # ---- UpdateTVM: place the new twins on the spares, then one transfer path
     # the Beneficial test scored the example against every twin of nonzero coefficient
-    # (``_score_row``) when the budget was full: its distances and kernel values are kept
+    # (in ``tvm_partial_fit``) when the budget was full: its distances and kernel values are kept
     rkx = (np.int64(D_NEW_K) if n >= B and _st_ist[ad.I_KCODE] == RBF else np.int64(-1))
     # (the engine's arrays and the twins' bound once for both placements: see
     # ``kernels.adiabatic`` on reference counts)
@@ -625,58 +625,20 @@ def _learn_one(st, tw, x, yi, wi, B):
     return s, True
 
 
-@njit(cache=True, inline="always")
-def _only_counted(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B):
-    """True when row t of X (weight ``wt``) is not learned: its weight is 0, or the budget
-    is full and it is not Beneficial (Alg. 2: |f(x)| > m1)."""
-    # one exit: LLVM then drops some of the reference-count updates of the arrays passed
-    # in (5 -> about 4 per example; this runs for every example)
-    counted = wt <= 0.0
-    if not counted and ntw >= B:
-        f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
-        # an example on the margin (|f| = m1 up to rounding, e.g. a copy of a margin
-        # twin) is Beneficial: without the slack, the last bits of f, which depend on the
-        # order of the feature columns in the kernel sums, decided it
-        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
-    return counted
-
-
-@njit(cache=True, inline="always")
-def _score_row(code, kpar, Q, coef, fs, m1, ntw, X, t, wt, B, drow):
-    """``_only_counted`` that also keeps, for an RBF kernel, the squared distance and the
-    kernel value of row t to every twin of nonzero coefficient in ``drow[D_NEW]`` and
-    ``drow[D_NEW_K]`` (the sum is ``kernel_expansion_at``'s, bit for bit): when the row is
-    learned, its twin's kernel row and merge costs start from them."""
-    counted = wt <= 0.0
-    if not counted and ntw >= B:
-        if code == RBF:
-            gk = kpar[0]
-            d = X.shape[1]
-            f = fs[ad.F_B]
-            for i in range(coef.shape[0]):
-                c = coef[i]
-                if c != 0.0:
-                    q2 = 0.0
-                    for k in range(d):
-                        u = Q[i, k] - X[t, k]
-                        q2 += u * u
-                    kv = np.exp(-gk * q2)
-                    drow[D_NEW, i] = q2
-                    drow[D_NEW_K, i] = kv
-                    f += c * kv
-        else:
-            f = kernel_expansion_at(code, kpar, Q, coef, X, t, fs[ad.F_B])
-        counted = abs(f) > m1 * fs[ad.F_MU] * (1.0 + M1_TOL)
-    return counted
-
-
 @njit(cache=True)
-def tvm_partial_fit(st, tw, X, y, w, B):
+def tvm_partial_fit(st, tw, X, y, w, B, fout):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
     chunk.
 
     ``st`` (engine) and ``tw`` (twins) are modified in place. Returns (status, row): the
     number of rows learned, or the failing row when status != OK.
+
+    ``fout``: float64 of shape (n_rows,) or (0,). When it has a row per row of X, the
+    decision value f(X[t]) of each row under the model as it stands before that row is
+    learned (the value of the Beneficial test; computed also where the test is not run:
+    weight 0, budget not full) is written to ``fout[t]`` (modified in place): the
+    prequential scores of the calibration, without a second scoring pass. Rows from the
+    failing row on are not written when status != OK.
     """
     _tw_Q = tw.Q
     _tw_coef = tw.coef
@@ -690,13 +652,50 @@ def tvm_partial_fit(st, tw, X, y, w, B):
     code = _st_ist[ad.I_KCODE]
     status = ad.OK
     row = X.shape[0]
+    scores = fout.shape[0] == X.shape[0] and X.shape[0] > 0
+    gk = _st_kpar[0]
+    d = X.shape[1]
+    nq = _tw_coef.shape[0]
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
-        # Beneficial (Alg. 2), inline: most examples stop here, and a call of _learn_one
-        # (whose two state tuples hold ~45 arrays) costs reference-count updates that
-        # would dominate the cost of scoring
-        if _score_row(code, _st_kpar, _tw_Q, _tw_coef, _st_fs, m1, _tw_ist[T_NTW], X, t,
-                      w[t], B, _tw_drow):
+        # Beneficial (Alg. 2), written out in the loop: most examples stop here. (A call
+        # of _learn_one, whose two state tuples hold ~45 arrays, would cost reference-count
+        # updates that dominate the cost of scoring; even an inlined helper taking the
+        # arrays costs about 4 per row, 6 % of a d = 2 stream.) The row is only counted
+        # when its weight is 0, or the budget is full and |f(x)| > m1. For an RBF kernel
+        # the squared distance and the kernel value of the row to every twin of nonzero
+        # coefficient are kept in drow[D_NEW] and drow[D_NEW_K] (the sum is
+        # ``kernel_expansion_at``'s, bit for bit): when the row is learned, its twin's
+        # kernel row and merge costs start from them. f is computed for every row when
+        # ``fout`` takes the scores.
+        wt = w[t]
+        counted = wt <= 0.0
+        full = _tw_ist[T_NTW] >= B
+        f = 0.0
+        if scores or (not counted and full):
+            if code == RBF:
+                f = _st_fs[ad.F_B]
+                for i in range(nq):
+                    c = _tw_coef[i]
+                    if c != 0.0:
+                        q2 = 0.0
+                        for k in range(d):
+                            u = _tw_Q[i, k] - X[t, k]
+                            q2 += u * u
+                        kv = np.exp(-gk * q2)
+                        _tw_drow[D_NEW, i] = q2
+                        _tw_drow[D_NEW_K, i] = kv
+                        f += c * kv
+            else:
+                f = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, _st_fs[ad.F_B])
+            if not counted and full:
+                # an example on the margin (|f| = m1 up to rounding, e.g. a copy of a
+                # margin twin) is Beneficial: without the slack, the last bits of f, which
+                # depend on the order of the feature columns in the kernel sums, decided it
+                counted = abs(f) > m1 * _st_fs[ad.F_MU] * (1.0 + M1_TOL)
+        if scores:
+            fout[t] = f / _st_fs[ad.F_MU]
+        if counted:
             continue
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
         if s != ad.OK:
@@ -711,20 +710,27 @@ def tvm_partial_fit(st, tw, X, y, w, B):
 
 
 @njit(cache=True)
-def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B):
+def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B, fout):
     """The test that ``tvm_partial_fit`` applies first to a chunk of one row (``X`` of shape
     (1, d), weight ``wt``), taking the few arrays it reads rather than the state tuples,
     whose unboxing costs a Python caller more than the test.
 
-    When the row would only be counted (weight 0, or not Beneficial), counts it as seen
-    (``tw_ist``, modified in place) and returns True: that is all ``tvm_partial_fit`` would
-    do. Otherwise changes nothing and returns False: learn the row with ``tvm_partial_fit``.
+    Writes the row's decision value under the model as it is into ``fout[0]`` (float64
+    (1,), modified in place; ``twin_decision``'s value bit for bit, for the calibration).
+    When the row would only be counted (weight 0, or the budget full and the row not
+    Beneficial), counts it as seen (``tw_ist``, modified in place) and returns True: that
+    is all ``tvm_partial_fit`` would do. Otherwise changes nothing else and returns False:
+    learn the row with ``tvm_partial_fit``.
     """
-    if _only_counted(st_ist[ad.I_KCODE], kpar, Q, coef, fs, par[P_M1], tw_ist[T_NTW], X, 0,
-                     wt, B):
+    f = kernel_expansion_at(st_ist[ad.I_KCODE], kpar, Q, coef, X, 0, fs[ad.F_B])
+    fout[0] = f / fs[ad.F_MU]
+    counted = wt <= 0.0
+    if not counted and tw_ist[T_NTW] >= B:
+        # (the slack of tvm_partial_fit)
+        counted = abs(f) > par[P_M1] * fs[ad.F_MU] * (1.0 + M1_TOL)
+    if counted:
         tw_ist[T_SEEN] += 1
-        return True
-    return False
+    return counted
 
 
 @njit(cache=True)
