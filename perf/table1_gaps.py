@@ -46,6 +46,7 @@ figures, so that ``fastbudget reproduce streamsvm`` regenerates the page.
 """
 import argparse
 import math
+import os
 import pathlib
 import time
 
@@ -834,8 +835,10 @@ def main(argv=None):
                 pr = clf.predict(B)
                 L.append(f"| {'b0 = 1' if bias else 'none'} | {C:g} | {Lc} | "
                          f"{100 * np.mean(pr == yb):.2f} | {100 * np.mean(pr > 0):.2f} % |")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     L += ["", f"Total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} CPU s "
-          "(shared, loaded 2-core machine)."]
+          f"(shared 2-core machine; load average at the end {load[0]:.1f} / {load[1]:.1f} / "
+          f"{load[2]:.1f} over 1 / 5 / 15 minutes)."]
     (out / "streamsvm_table1_gaps.md").write_text("\n".join(L) + "\n")
     print(f"wrote {out / 'streamsvm_table1_gaps.md'}")
     return summary

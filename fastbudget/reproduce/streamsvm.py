@@ -409,7 +409,7 @@ def main(argv=None):
 # ---------------------------------------------------------------------- the Table 1 page
 #: (data set, column) -> (status, reason with the experiment's figure). The figures are those
 #: of ``streamsvm_table1_gaps.md`` (``perf/table1_gaps.py``, 20 orders; Synthetic B and C
-#: from commit e12f3ab, 2026-11-25, the others from commit 5b4e268, 2026-11-25).
+#: from commit e12f3ab, 2026-11-26, the others from commit 5b4e268, 2026-11-25).
 COLUMNS = ("libSVM (batch)", "Algo-1", "Algo-2")
 _SYN = ("separability: the paper calls A, B and C \"about 85 % separable\" but its own libSVM "
         "cells are 96.5 / 66.0 / 93.2 %; our generator at the stated 85 % gives 83-85 % for "
