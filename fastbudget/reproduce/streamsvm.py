@@ -308,6 +308,7 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
 
     t_all = time.perf_counter()
+    run_stamp = stamp()   # before this run writes its pages (they would mark the tree modified)
     sets = load_sets(args.data)
     rows = []
     for name, (Xa, ya, Xb, yb, how) in sets.items():
@@ -402,7 +403,7 @@ def main(argv=None):
     if png is not None:
         lines += ["", f"![lookahead sweep]({png.name})"]
     out.write_text("\n".join(lines) + "\n" + NOTES)
-    t1 = write_table1(out.with_name(out.stem + "_table1.md"), rows, args.orders, stamp())
+    t1 = write_table1(out.with_name(out.stem + "_table1.md"), rows, args.orders, run_stamp)
     print(f"wrote {out}, {t1}" + (f" and {png}" if png else ""))
 
 
