@@ -21,6 +21,14 @@ of the most likely cause:
 - **synthetic**: our generator with its separability set so that the batch linear SVM
   matches the paper's own libSVM cell (96.5 / 66.0 / 93.2 % instead of the stated 85 %),
   and the size of the paper's 200-point test set (binomial sd).
+- **synthetic family** (B and C): the free parameters of a two-Gaussian generator that the
+  paper does not give (spread of the directions without class information, offset of the
+  clusters and its angle to the class direction, StreamSVM's C and bias), 612 settings per
+  set at the separability of the paper's libSVM cell, each over ``orders`` stream orders on
+  10,000 test points; the probability that the paper's one 200-point test set gives its
+  three cells together (Monte Carlo); the nearest settings again on a fresh sample with 100
+  orders, and with the separability raised by 1-2 points (the libSVM cell that pins it is
+  itself a 200-point draw).
 - **waveform task**: which binary task of the three-class Waveform gives the paper's
   libSVM 89.4 %.
 - **centred**: rows centred on the training mean and scaled to unit norm, with the paper's
@@ -38,6 +46,7 @@ figures, so that ``fastbudget reproduce streamsvm`` regenerates the page.
 """
 import argparse
 import math
+import os
 import pathlib
 import time
 
@@ -180,6 +189,370 @@ def synthetic_offset(n_orders):
     return out
 
 
+#: the generator family of :func:`synthetic_family`: spread of the directions orthogonal to
+#: the class direction, offset of both clusters (length, angle to the class direction),
+#: StreamSVM's C and bias
+FAM_SPREAD = (0.1, 0.3, 1.0, 2.0, 3.0)
+FAM_OFFSET = (0.0, 1.0, 2.0, 3.0)
+FAM_ANGLE = (0, 45, 90)
+FAM_C = (0.001, 0.01, 0.1, 1.0, 10.0)
+#: the finer sweep around Synthetic C's nearest coarse setting (offset at 90 degrees)
+FAM_FINE_SPREAD = (0.5, 1.0, 1.5, 2.0)
+FAM_FINE_OFFSET = (2.0, 2.5, 3.0, 3.5, 4.0)
+FAM_FINE_C = (0.0003, 0.001, 0.003)
+#: the paper's Perceptron cells (Table 1), the only other hyper-parameter-free column
+PAPER_PERCEPTRON = {"Synthetic B": 68.0, "Synthetic C": 77.0}
+N_TEST_FAM = 10000
+#: how many of the nearest settings are run again on a fresh sample
+FAM_CONFIRM = 8
+#: separability above the paper's libSVM cell (points; that cell is one 200-point draw)
+FAM_SEP_SHIFT = (1.0, 1.5, 2.0)
+N_TEST_PAPER = 200
+
+
+def _family_data(tag, dim, sep, spread, r, angle, seed=2009):
+    """Two unit-variance Gaussians at Bayes accuracy ``sep`` (our generator), then the
+    directions orthogonal to the class direction u scaled by ``spread`` and both clusters
+    moved by ``r`` at ``angle`` degrees from u. The Bayes rule stays linear with accuracy
+    ``sep`` (the orthogonal directions carry no class information), so the batch SVM is
+    unchanged while StreamSVM, which is not affine invariant, sees a different ball."""
+    X, y = make_streamsvm_synthetic(tag, 20000 + N_TEST_FAM, separability=sep,
+                                    random_state=seed + dim)
+    u = np.full(dim, 1.0 / math.sqrt(dim))
+    v = np.zeros(dim)
+    v[0] = 1.0
+    v -= (v @ u) * u
+    v /= np.linalg.norm(v)
+    along = np.outer(X @ u, u)
+    a = math.radians(angle)
+    Z = along + spread * (X - along) + r * (math.cos(a) * u + math.sin(a) * v)
+    return Z[:20000], y[:20000], Z[20000:], y[20000:]
+
+
+def _correct(Xa, ya, Xb, yb, n_orders, **params):
+    """Per test point, the share of ``n_orders`` stream orders whose model classifies it
+    correctly (its mean is the order-averaged accuracy; any subset's mean is the
+    order-averaged accuracy on that subset)."""
+    hit = np.zeros(len(yb))
+    for k in range(n_orders):
+        p = np.random.default_rng([SEED, k]).permutation(len(ya))
+        hit += StreamSVMClassifier(**params).fit(Xa[p], ya[p]).predict(Xb) == yb
+    return hit / n_orders
+
+
+def _perceptron_correct(Xa, ya, Xb, yb, n_orders, fit_intercept):
+    """Rosenblatt's perceptron, one pass (scikit-learn's ``Perceptron``, eta 1, w0 = 0, final
+    weights), per-point share of correct orders as :func:`_correct`."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import Perceptron
+
+    hit = np.zeros(len(yb))
+    for k in range(n_orders):
+        p = np.random.default_rng([SEED, k]).permutation(len(ya))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            m = Perceptron(max_iter=1, tol=None, shuffle=False,
+                           fit_intercept=fit_intercept).fit(Xa[p], ya[p])
+        hit += m.predict(Xb) == yb
+    return hit / n_orders
+
+
+def _batch_correct(Xa, ya, Xb, yb):
+    from sklearn.svm import LinearSVC
+
+    # the l2-SVM (squared hinge) in the primal: converges on the overlapping sets where
+    # liblinear's hinge dual does not; its bias is a feature of value 10, so barely
+    # regularised, and the Bayes rule of every geometry is the same linear rule
+    m = LinearSVC(C=1.0, loss="squared_hinge", dual=False, tol=1e-6,
+                  intercept_scaling=10.0).fit(Xa, ya)
+    return (m.predict(Xb) == yb).astype(float)
+
+
+_DRAWS = {}
+
+
+def _paper_test_sets(cols, paper, n_draw=20000, seed=2009):
+    """Monte Carlo over the paper's one 200-point test set shared by every column.
+
+    ``cols`` are per-point correct shares (batch, Algo-1, Algo-2) on the 10,000 test points
+    of one setting; ``paper`` the paper's three cells. Draws ``n_draw`` test sets of 200
+    points and returns the probability that all three cells fall within 2 points of the
+    paper together, each alone, and that Algo-2 exceeds the batch cell by the paper's margin
+    or more."""
+    key = (len(cols[0]), n_draw, seed)
+    if key not in _DRAWS:
+        _DRAWS.clear()
+        _DRAWS[key] = np.random.default_rng(seed).integers(0, key[0], (n_draw, N_TEST_PAPER))
+    idx = _DRAWS[key]
+    acc = [100.0 * c[idx].mean(axis=1) for c in cols]
+    ok = [np.abs(a - p) <= 2.0 for a, p in zip(acc, paper)]
+    gap = acc[2] - acc[0] >= paper[2] - paper[0]
+    return {"all": float(np.mean(ok[0] & ok[1] & ok[2])),
+            "each": [float(np.mean(o)) for o in ok],
+            "algo2_gap": float(np.mean(gap)),
+            "sd": [float(a.std()) for a in acc]}
+
+
+def _family_settings():
+    """The coarse sweep, then a finer one around Synthetic C's nearest coarse setting (both
+    sets get both, so they are treated alike)."""
+    coarse = [(spread, r, angle, C, bias)
+              for spread in FAM_SPREAD for r in FAM_OFFSET
+              for angle in (FAM_ANGLE if r > 0 else (0,))
+              for C in FAM_C for bias in (True, False)]
+    fine = [(spread, r, 90, C, bias)
+            for spread in FAM_FINE_SPREAD for r in FAM_FINE_OFFSET
+            for C in FAM_FINE_C for bias in (True, False)]
+    return coarse + [k for k in fine if k not in set(coarse)]
+
+
+def synthetic_family(n_orders):
+    """Synthetic B and C: sweep the free parameters of a two-Gaussian generator that the
+    paper does not state, at the separability of its libSVM cell.
+
+    For each geometry (spread of the orthogonal directions, offset and its angle) the batch
+    linear SVM, the one-pass perceptron (with and without bias) and, for each C with and
+    without the bias feature, Algo-1 and Algo-2 (L = 10) over ``n_orders`` stream orders,
+    each on 10,000 test points (its expected accuracy), and the Monte Carlo of the paper's
+    200-point test set (:func:`_paper_test_sets`, the same draws for every setting). Returns
+    ``{set: {"rows": [...], "best": ..., "repro": ..., "likeliest": ...}}``; every row is
+    ``(spread, r, angle, C, bias, batch, algo1, algo2, perc_bias, perc_nobias, mc)``;
+    ``best`` is the setting whose three expected cells are nearest the paper's (smallest
+    largest distance), ``repro`` the reproduction's (spread 1, no offset, C = 1, b0 = 1),
+    ``likeliest`` the setting whose 200-point test sets most often give all three cells
+    within 2 points.
+    """
+    out = {}
+    settings = _family_settings()
+    for tag, dim in (("B", 3), ("C", 5)):
+        name = f"Synthetic {tag}"
+        paper = PAPER[name]
+        rows, geo = [], {}
+        for key in settings:
+            spread, r, angle, C, bias = key
+            g = (spread, r, angle)
+            if g not in geo:
+                Xa, ya, Xb, yb = _family_data(tag, dim, paper[0] / 100.0, spread, r, angle)
+                geo.clear()
+                geo[g] = (Xa, ya, Xb, yb, _batch_correct(Xa, ya, Xb, yb),
+                          [100.0 * _perceptron_correct(Xa, ya, Xb, yb, n_orders, fi).mean()
+                           for fi in (True, False)])
+            Xa, ya, Xb, yb, batch, pc = geo[g]
+            a1 = _correct(Xa, ya, Xb, yb, n_orders, C=C, lookahead=1, fit_intercept=bias)
+            a2 = _correct(Xa, ya, Xb, yb, n_orders, C=C, lookahead=10, fit_intercept=bias)
+            rows.append(key + (100 * batch.mean(), 100 * a1.mean(), 100 * a2.mean(), pc[0],
+                               pc[1], _paper_test_sets((batch, a1, a2), paper)))
+        best = min(rows, key=lambda w: max(abs(w[5 + i] - paper[i]) for i in range(3)))
+        repro = next(w for w in rows if w[:5] == (1.0, 0.0, 0, 1.0, True))
+        likeliest = max(rows, key=lambda w: w[10]["all"])
+        near = sorted(rows, key=lambda w: max(abs(w[5 + i] - paper[i]) for i in range(3)))
+        out[name] = {"rows": rows, "best": (best, best[10]), "repro": (repro, repro[10]),
+                     "likeliest": (likeliest, likeliest[10]),
+                     "confirm": [(w[:5], _family_confirm(tag, dim, paper, w[:5]))
+                                 for w in near[:FAM_CONFIRM]],
+                     "separability": [(w[:5], dsep, _family_confirm(tag, dim, paper, w[:5],
+                                                                   sep_shift=dsep))
+                                      for w in near[:FAM_CONFIRM] for dsep in FAM_SEP_SHIFT]}
+    return out
+
+
+def _family_confirm(tag, dim, paper, key, n_orders=100, sep_shift=0.0):
+    """A selected setting again on a fresh sample (another seed of the generator) and
+    ``n_orders`` fresh stream orders, against the selection's optimism: batch, and Algo-1 and
+    Algo-2 accuracies over the orders (%)."""
+    spread, r, angle, C, bias = key
+    Xa, ya, Xb, yb = _family_data(tag, dim, (paper[0] + sep_shift) / 100.0, spread, r, angle,
+                                  seed=3009)
+    out = [100.0 * _batch_correct(Xa, ya, Xb, yb).mean()]
+    for Lc in (1, 10):
+        acc = np.empty(n_orders)
+        for k in range(n_orders):
+            p = np.random.default_rng([SEED + 2, k]).permutation(len(ya))
+            m = StreamSVMClassifier(C=C, lookahead=Lc, fit_intercept=bias).fit(Xa[p], ya[p])
+            acc[k] = 100.0 * m.score(Xb, yb)
+        out.append(acc)
+    return out
+
+
+def _fam_key(w):
+    spread, r, angle, C, bias = w[:5]
+    off = "no offset" if r == 0 else f"offset {r:g} at {angle}°"
+    return (f"spread {spread:g}, {off}, C = {C:g}, {'b0 = 1' if bias else 'no bias'}")
+
+
+def _fam_counts(rows, name):
+    """How many settings of the sweep put each of the paper's cells within 2 points, and
+    the combinations."""
+    p, pp = PAPER[name], PAPER_PERCEPTRON[name]
+    near = [[abs(w[5 + i] - p[i]) <= 2.0 for i in range(3)] for w in rows]
+    perc = [min(abs(w[8] - pp), abs(w[9] - pp)) <= 2.0 for w in rows]
+    return {"settings": len(rows),
+            "batch": sum(n[0] for n in near), "algo1": sum(n[1] for n in near),
+            "algo2": sum(n[2] for n in near), "algo1 and algo2": sum(n[1] and n[2] for n in near),
+            "all three": sum(all(n) for n in near),
+            "all three and perceptron": sum(all(n) and q for n, q in zip(near, perc)),
+            "perceptron": sum(perc)}
+
+
+def family_section(fam, n_orders):
+    """Markdown of :func:`synthetic_family`."""
+    n_set = len(next(iter(fam.values()))["rows"])
+    L = ["## Synthetic B and C: the generator's free parameters", "",
+         "The paper gives the dimensions (3 and 5), the sizes (20,000 / 200), \"normally "
+         "distributed clusters\" and \"about 85 % separability\", nothing else. A two-Gaussian "
+         "generator at the separability of the paper's libSVM cell (0.66 / 0.932) still has "
+         "parameters that the batch SVM does not see but StreamSVM does (its ball is not "
+         "affine invariant): the spread of the directions that carry no class information, "
+         "where the clusters sit relative to the origin, and StreamSVM's C and bias. Sweep: "
+         f"spread of the orthogonal directions {' / '.join(f'{s:g}' for s in FAM_SPREAD)} "
+         "(class direction: unit variance), both clusters moved by "
+         f"{' / '.join(f'{r:g}' for r in FAM_OFFSET[1:])} at {' / '.join(str(a) for a in FAM_ANGLE)}"
+         "° from the class direction (or not moved), C "
+         f"{' / '.join(f'{c:g}' for c in FAM_C)}, with and without the bias feature; then, "
+         "around Synthetic C's nearest coarse setting, spread "
+         f"{' / '.join(f'{x:g}' for x in FAM_FINE_SPREAD)}, offset "
+         f"{' / '.join(f'{x:g}' for x in FAM_FINE_OFFSET)} at 90°, C "
+         f"{' / '.join(f'{x:g}' for x in FAM_FINE_C)}, with and without bias (both sets): "
+         f"{n_set} settings per set. Every setting: {n_orders} stream orders, scored on "
+         f"{N_TEST_FAM:,} test points (the expected accuracy, not a 200-point draw); batch: "
+         "the l2-SVM (LinearSVC, squared hinge, primal, bias feature 10); perceptron: "
+         "scikit-learn's `Perceptron`, one pass, with and without bias (the paper's "
+         "Perceptron column is the only other one without a hyper-parameter; Pegasos' "
+         "lambda is not given and LASVM is not in fastbudget).", "",
+         "How many settings put the paper's cells within 2 points:", "",
+         "| set | settings | libSVM | Algo-1 | Algo-2 | Algo-1 and Algo-2 | all three "
+         "| all three and Perceptron | Perceptron (bias or not) |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for name, d in fam.items():
+        c = _fam_counts(d["rows"], name)
+        L.append(f"| {name} | {c['settings']} | {c['batch']} | {c['algo1']} | {c['algo2']} | "
+                 f"{c['algo1 and algo2']} | {c['all three']} | {c['all three and perceptron']} "
+                 f"| {c['perceptron']} |")
+    L += ["", "Ranges over the sweep (expected accuracy, %), against the paper's cells:", "",
+          "| set | Algo-1 | Algo-2 | Algo-2 - Algo-1 | Algo-2 - batch | perceptron - batch "
+          "| paper: Algo-1 / Algo-2 / Algo-2 - Algo-1 / Algo-2 - libSVM / Perceptron - libSVM |",
+          "|---|---|---|---|---|---|---|"]
+    for name, d in fam.items():
+        rows, p, pp = d["rows"], PAPER[name], PAPER_PERCEPTRON[name]
+
+        def rng(f):
+            v = [f(w) for w in rows]
+            return f"{min(v):.1f} to {max(v):+.1f}" if min(v) < 0 else f"{min(v):.1f} to {max(v):.1f}"
+        L.append(f"| {name} | {rng(lambda w: w[6])} | {rng(lambda w: w[7])} | "
+                 f"{rng(lambda w: w[7] - w[6])} | {rng(lambda w: w[7] - w[5])} | "
+                 f"{rng(lambda w: max(w[8], w[9]) - w[5])} | {p[1]} / {p[2]} / "
+                 f"{p[2] - p[1]:+.1f} / {p[2] - p[0]:+.1f} / {pp - p[0]:+.1f} |")
+    L += ["", "The eight settings nearest the paper (largest distance of the three cells), "
+          "per set:", "",
+          "| set | setting | batch | Algo-1 | Algo-2 | largest distance | perceptron bias / "
+          "no bias | paper libSVM / Algo-1 / Algo-2 / Perceptron |",
+          "|---|---|---|---|---|---|---|---|"]
+    for name, d in fam.items():
+        p, pp = PAPER[name], PAPER_PERCEPTRON[name]
+        for w in sorted(d["rows"], key=lambda w: max(abs(w[5 + i] - p[i]) for i in range(3)))[:8]:
+            L.append(f"| {name} | {_fam_key(w)} | {w[5]:.1f} | {w[6]:.1f} | {w[7]:.1f} | "
+                     f"{max(abs(w[5 + i] - p[i]) for i in range(3)):.1f} | {w[8]:.1f} / "
+                     f"{w[9]:.1f} | {p[0]} / {p[1]} / {p[2]} / {pp} |")
+    lab_name = {"best": "nearest", "likeliest": "likeliest", "repro": "reproduction"}
+    L += ["", "The paper scored every column on one 200-point test set. For every setting: "
+          "20,000 "
+          "test sets of 200 points drawn from the 10,000, each column's order-averaged "
+          "accuracy on each; the probability that the paper's libSVM, Algo-1 and Algo-2 cells "
+          "all fall within 2 points of what such a test set gives, each alone, and that "
+          "Algo-2 beats the batch SVM by the paper's margin or more; and the sd of each cell "
+          "over test sets. Shown: the nearest setting, the *likeliest* (the largest probability "
+          "of all three within 2 over the sweep) and the reproduction's (spread 1, no offset, "
+          "C = 1, b0 = 1).", "",
+          "| set | setting | expected batch / Algo-1 / Algo-2 | P(all three within 2) "
+          "| P(each within 2) | P(Algo-2 - batch >= paper's) | sd over 200-point test sets |",
+          "|---|---|---|---|---|---|---|"]
+    for name, d in fam.items():
+        p = PAPER[name]
+        for lab in ("best", "likeliest", "repro"):
+            w, mc = d[lab]
+            L.append(f"| {name} | {lab_name[lab]}: "
+                     f"{_fam_key(w)} | {w[5]:.1f} / {w[6]:.1f} / {w[7]:.1f} | "
+                     f"{_pct(mc['all'])} | {' / '.join(_pct(e) for e in mc['each'])} | "
+                     f"{_pct(mc['algo2_gap'])} ({p[2] - p[0]:+.1f}) | "
+                     f"{' / '.join(f'{s:.1f}' for s in mc['sd'])} |")
+    L += ["", f"The {FAM_CONFIRM} nearest settings again on a fresh sample (generator seed "
+          f"3009 + dim, 20,000 / {N_TEST_FAM:,}) and 100 fresh stream orders (seeds [9, k]), "
+          "against the optimism of picking the nearest of many settings each measured over "
+          "20 orders: mean ± sd over the 100 orders, the 5th-95th percentile of a mean of 20 "
+          "of them (2,000 draws) and the share of such means within 2 points of the paper.", "",
+          "| set | setting | batch | Algo-1 | Algo-1: 20-order mean, share within 2 | Algo-2 "
+          "| Algo-2: 20-order mean, share within 2 | paper libSVM / Algo-1 / Algo-2 |",
+          "|---|---|---|---|---|---|---|---|"]
+    for name, d in fam.items():
+        p = PAPER[name]
+        for key, (b, a1, a2) in d["confirm"]:
+            m1, m2 = _means20(a1, p[1]), _means20(a2, p[2])
+            L.append(f"| {name} | {_fam_key(key)} | {b:.2f} | {_ms(a1)} | "
+                     f"{m1[0]:.1f} - {m1[1]:.1f}, {100 * m1[2]:.0f} % | {_ms(a2)} | "
+                     f"{m2[0]:.1f} - {m2[1]:.1f}, {100 * m2[2]:.0f} % | "
+                     f"{p[0]} / {p[1]} / {p[2]} |")
+    L += ["", "The paper's libSVM cell is itself one 200-point draw (sd 3.3 points on B, 1.8 on "
+          "C), so the separability it pins is uncertain too. The same "
+          f"{FAM_CONFIRM} settings on the fresh sample with the separability raised by "
+          f"{' / '.join(f'{x:g}' for x in FAM_SEP_SHIFT)} points (100 orders); *all three "
+          "within 2* compares the expected batch, Algo-1 and Algo-2 with the paper's libSVM, "
+          "Algo-1 and Algo-2 cells.", "",
+          "| set | setting | separability | batch | Algo-1 | Algo-2 | all three within 2 |",
+          "|---|---|---|---|---|---|---|"]
+    for name, d in fam.items():
+        p = PAPER[name]
+        for key, dsep, (b, a1, a2) in d["separability"]:
+            ok = (abs(b - p[0]) <= 2 and abs(a1.mean() - p[1]) <= 2
+                  and abs(a2.mean() - p[2]) <= 2)
+            L.append(f"| {name} | {_fam_key(key)} | {(p[0] + dsep) / 100:.3f} | {b:.2f} | "
+                     f"{_ms(a1)} | {_ms(a2)} | {'yes' if ok else 'no'} |")
+    L += ["", "In short:", ""]
+    for name, d in fam.items():
+        p, pp = PAPER[name], PAPER_PERCEPTRON[name]
+        c = _fam_counts(d["rows"], name)
+
+        def three(b, a1, a2):
+            return (abs(b - p[0]) <= 2 and abs(a1.mean() - p[1]) <= 2
+                    and abs(a2.mean() - p[2]) <= 2)
+        k1 = sum(three(*r) for _, r in d["confirm"])
+        k2 = sum(three(*r) for _, _, r in d["separability"])
+        perc = [v for w in d["rows"] for v in (w[8], w[9])]
+        ok = [w for w in d["rows"] if all(abs(w[5 + i] - p[i]) <= 2 for i in range(3))]
+        near_p = [w for w in d["rows"] if min(abs(w[8] - pp), abs(w[9] - pp)) <= 5]
+        extra = ""
+        if ok:
+            extra += (f"; at the {len(ok)} settings with the three cells within 2 it is "
+                      f"{min(min(w[8], w[9]) for w in ok):.1f}-"
+                      f"{max(max(w[8], w[9]) for w in ok):.1f}")
+        if near_p:
+            extra += (f"; where it comes within 5 ({len({w[:3] for w in near_p})} geometries) "
+                      f"Algo-2 is at most {max(w[7] for w in near_p):.1f} (paper {p[2]})")
+        L.append(f"- **{name}**: at the libSVM cell's separability {c['all three']} of "
+                 f"{c['settings']} settings put the three cells within 2 together ({n_orders} "
+                 f"orders); on the fresh sample (100 orders) {k1} of {len(d['confirm'])} of the "
+                 f"nearest do, and {k2} of {len(d['separability'])} with the separability "
+                 f"raised. The paper's Perceptron cell ({pp}) is within 2 at "
+                 f"{c['perceptron']} settings (ours {min(perc):.1f}-{max(perc):.1f}{extra}).")
+    L += [""]
+    return L
+
+
+def _means20(acc, paper, n_draw=20, n_boot=2000):
+    """5th and 95th percentile of the mean of ``n_draw`` orders drawn from ``acc``, and the
+    share of such means within 2 points of ``paper``."""
+    rng = np.random.default_rng(2009)
+    means = acc[rng.integers(0, len(acc), (n_boot, n_draw))].mean(axis=1)
+    lo, hi = np.percentile(means, [5, 95])
+    return float(lo), float(hi), float(np.mean(np.abs(means - paper) <= 2.0))
+
+
+def _pct(x):
+    """A probability as a percentage; below 1/20,000 draws as '< 0.005 %'."""
+    return "< 0.005 %" if x == 0 else f"{100 * x:.2f} %"
+
+
 def order_means(sets, n_big=100, n_draw=20, n_boot=2000):
     """Spread of a mean over ``n_draw`` stream orders: ``n_big`` orders, then the 5th-95th
     percentile of the means of ``n_draw`` orders drawn from them (bootstrap)."""
@@ -320,6 +693,20 @@ def main(argv=None):
         summary[f"{name} offset {r:g}"] = {"batch": row["batch"], "L1": float(row[1].mean()),
                                            "L10": float(row[10].mean())}
     L += [""]
+
+    fam = synthetic_family(n)
+    L += family_section(fam, n)
+    for name, d in fam.items():
+        for lab in ("best", "likeliest", "repro"):
+            w, mc = d[lab]
+            summary[f"{name} family {lab}"] = {
+                "setting": _fam_key(w), "batch": w[5], "algo1": w[6], "algo2": w[7],
+                "perceptron": (float(w[8]), float(w[9])), "p_all_within_2": mc["all"],
+                "p_each_within_2": mc["each"], "p_algo2_gap": mc["algo2_gap"]}
+        summary[f"{name} family counts"] = _fam_counts(d["rows"], name)
+        summary[f"{name} family confirmed"] = [
+            {"setting": _fam_key(key), "batch": b, "algo1": float(a1.mean()),
+             "algo2": float(a2.mean())} for key, (b, a1, a2) in d["confirm"]]
 
     # ---------------------------------------------------------------- waveform tasks
     wt = waveform_tasks(args.data)
@@ -479,8 +866,10 @@ def main(argv=None):
                 pr = clf.predict(B)
                 L.append(f"| {'b0 = 1' if bias else 'none'} | {C:g} | {Lc} | "
                          f"{100 * np.mean(pr == yb):.2f} | {100 * np.mean(pr > 0):.2f} % |")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     L += ["", f"Total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} CPU s "
-          "(shared, loaded 2-core machine)."]
+          f"(shared 2-core machine; load average at the end {load[0]:.1f} / {load[1]:.1f} / "
+          f"{load[2]:.1f} over 1 / 5 / 15 minutes)."]
     (out / "streamsvm_table1_gaps.md").write_text("\n".join(L) + "\n")
     print(f"wrote {out / 'streamsvm_table1_gaps.md'}")
     return summary
