@@ -247,7 +247,7 @@ def _s_remove(R, S_idx, spos, ist, j):
     ist[I_NS] = nS - 1
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _new_column_residual(K, R, S_idx, y, k, nS, r):
     """r[i] = delta_im - (J R)[i, m] for the column m = nS + 1 that growing S by ``k`` just
     appended to R (the rest of the live block is not checked); returns max_i |r[i]|.
@@ -782,7 +782,7 @@ def run_path(st, mode, c):
 
 
 # ---------------------------------------------------------------------------- maintenance
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _coef_into(st, a):
     """a[j] = alpha_j y_j for live slots, 0 elsewhere (first hw entries). Modified in place."""
     _st_alpha = st.alpha
@@ -794,7 +794,7 @@ def _coef_into(st, a):
         a[j] = _st_alpha[j] * _st_y[j] if _st_status[j] != FREE else 0.0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _f_all(st, a, f):
     """f[i] = sum_j a_j K_ij for i < hw, as axpys over the rows of the support vectors."""
     _st_K = st.K
@@ -1007,7 +1007,7 @@ def check_drift(st, force):
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _kkt_max(status, alpha, cb, y, g, hw, mu):
     """The KT violation of ``kkt_residual`` for the margins ``g`` (read on live slots)."""
     worst = 0.0

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, NEEDS_REPAIR, OK,
-                        RESERVE, STUCK, _repaired, add_batch, check_drift, decision_point,
+                        RESERVE, STUCK, add_batch, check_drift, decision_point,
                         place, refresh, remove, repair, transfer)
 from .ops import OP_ADD, OP_REMOVE, OP_REWEIGHT, engine_step
 
@@ -505,12 +505,15 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
 
     Returns
     -------
-    (status, stage) : stage 1-3 where a failure happened (0 when OK).
+    (status, stage) : stage 1-3 where a failure happened (0 when OK). NEEDS_REPAIR (a
+        failed KT certificate, state consistent) at stage 1 or 3: the caller runs
+        ``adiabatic.repair``, then, after stage 1, calls again with the same arguments to
+        finish the step (step 1 goes on with the examples whose multiplier is 0 then).
     """
     hw = st.ist[I_HW]
     for j in range(hw):
         if st.status[j] != FREE and st.alpha[j] == 0.0:
-            s = _repaired(st, remove(st, j))
+            s = remove(st, j)
             if s != OK:
                 return s, 1
     if reweight_sv:
@@ -528,8 +531,6 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
             if s != OK:
                 return s, 2
     s, _ = add_batch(st, X, yv, w, slots)
-    if s == NEEDS_REPAIR:
-        s = repair(st)
     if s != OK:
         return s, 3
     return OK, 0
