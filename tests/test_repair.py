@@ -83,3 +83,76 @@ def test_engine_add_that_needs_repair_is_repaired_outside(monkeypatch):
         eng.add(X[i], y[i])
         assert eng.kkt_residual() <= ad._kt_tolerance(eng.st)
     assert calls and all(s == ad.OK for s in calls), calls
+
+
+def test_sv_incremental_step_resumes_after_a_repair_in_either_stage(monkeypatch):
+    """SV-incremental's batch step hands NEEDS_REPAIR back (``rueping._batch_step``):
+    after the unlearning stage the estimator repairs and calls the step again, after the
+    batch's learning it repairs and is done. Forced here on well-conditioned data (the
+    step reports NEEDS_REPAIR once, the certificate holds, so the repair returns OK at
+    once): the model equals the one learned without it, and the repair ran from Python
+    once per forced report."""
+    from fastbudget import SVIncrementalClassifier
+    from fastbudget.estimators import rueping
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    plain = SVIncrementalClassifier(C=10.0, gamma=0.5, L="auto", capacity=120)
+    for lo in range(0, 80, 20):
+        plain.partial_fit(X[lo:lo + 20], y[lo:lo + 20], classes=[-1, 1])
+    real = rueping.ks.sv_incremental_batch
+    for stage in (1, 3):
+        forced = []
+
+        def step(st, *args):
+            if not forced and st.ist[ad.I_HW] > 0:
+                forced.append(stage)
+                if stage == 1:          # stopped before anything of the step was done
+                    return ad.NEEDS_REPAIR, 1
+                s, _ = real(st, *args)  # the whole step done, certificate to finish
+                assert s == ad.OK
+                return ad.NEEDS_REPAIR, 3
+            return real(st, *args)
+
+        with monkeypatch.context() as m:
+            m.setattr(rueping.ks, "sv_incremental_batch", step)
+            repairs = _spy(m, ad, "repair")
+            clf = SVIncrementalClassifier(C=10.0, gamma=0.5, L="auto", capacity=120)
+            for lo in range(0, 80, 20):
+                clf.partial_fit(X[lo:lo + 20], y[lo:lo + 20], classes=[-1, 1])
+        assert forced == [stage] and repairs == [ad.OK]
+        assert clf.n_retries_ == 0
+        np.testing.assert_array_equal(clf.decision_function(X), plain.decision_function(X))
+
+
+def test_engine_add_batch_finishes_a_needs_repair_from_python(monkeypatch):
+    """``IncrementalEngine.add_batch`` finishes a NEEDS_REPAIR of the compiled batch (at
+    its last row, every row learned) with ``adiabatic.repair``: forced once on
+    well-conditioned data, the rows keep their slots and the model equals the one learned
+    without it."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+    w = np.ones(30)
+    plain = IncrementalEngine(40, 2, C=10.0, kernel="rbf", gamma=0.5)
+    s_plain = plain.add_batch(X, y, w)
+    real = ad.add_batch
+    forced = []
+
+    def batch(st, *args):
+        s, done = real(st, *args)
+        if not forced:
+            forced.append(1)
+            assert s == ad.OK
+            return ad.NEEDS_REPAIR, done - 1
+        return s, done
+
+    monkeypatch.setattr(ad, "add_batch", batch)
+    repairs = _spy(monkeypatch, ad, "repair")
+    eng = IncrementalEngine(40, 2, C=10.0, kernel="rbf", gamma=0.5)
+    slots = eng.add_batch(X, y, w)
+    assert forced == [1] and repairs == [ad.OK]
+    np.testing.assert_array_equal(slots, s_plain)
+    for a, b in zip(eng.st, plain.st):
+        assert np.array_equal(a, b)
