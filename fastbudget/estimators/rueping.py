@@ -18,6 +18,8 @@ _STAGES = {1: "unlearning the previous non-support vectors",
 # a multiplier within this relative distance of a bound counts as at the bound when the
 # intercept is chosen (see kt_intercept)
 _BOUND_RTOL = 1e-9
+
+
 def _batch_step(st, *args):
     """``kernels.span.sv_incremental_batch`` with a failed KT certificate finished by the
     compiled ``adiabatic.repair`` (compiled only when a process needs it): after step 1's
