@@ -229,15 +229,18 @@ def add_batch_state(st, X, y, w, slots):
     return status, done
 
 
-def tvm_fit_rows(st, tw, X, y, w, B):
+def tvm_fit_rows(st, tw, X, y, w, B, *per_row):
     """``kernels.tvm.tvm_partial_fit`` on the rows of a chunk, with each NEEDS_REPAIR it
     returns finished by ``ops.tvm_repair`` (the engine repaired, the twins brought up to
     date) and the chunk resumed at the next row. Returns (status, row) as
     ``tvm_partial_fit`` does, the row counted from the start of the chunk. ``st`` and
-    ``tw`` modified in place."""
+    ``tw`` modified in place. Further arguments of ``tvm_partial_fit`` follow ``B``; an
+    array of them with one entry per row of ``X`` (an output) is resumed with the rows,
+    as a view, others are passed as they are."""
     lo = 0
     while True:
-        status, row = ktvm.tvm_partial_fit(st, tw, X[lo:], y[lo:], w[lo:], B)
+        rest = tuple(a[lo:] if a.shape[0] == X.shape[0] else a for a in per_row)
+        status, row = ktvm.tvm_partial_fit(st, tw, X[lo:], y[lo:], w[lo:], B, *rest)
         row += lo
         if status != ad.NEEDS_REPAIR:
             return status, row
