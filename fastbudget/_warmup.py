@@ -22,6 +22,7 @@ def warmup(verbose=False):
     from .estimators.span import _POLICIES, _SPAN_SETS, SpanBudgetClassifier
     from .estimators.tvm import TVMClassifier
     from .kernels import adiabatic as ad
+    from .kernels import ops
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
@@ -58,8 +59,14 @@ def warmup(verbose=False):
     eng.remove(slots[2])
     eng.kkt_residual()
     # the last resorts of a failed update, which would otherwise compile in the middle of
-    # the stream that needs them: R rebuilt from scratch, the examples relearned from an
-    # empty model (``relearn_state``), and Span's decision for one arrival (``span_decide``)
+    # the stream that needs them: the repair of a failed KT certificate (``repair``, and
+    # TVM's ``tvm_repair``, which then brings the twins up to date; both return at once
+    # here, where the certificate holds), R rebuilt from scratch, the examples relearned
+    # from an empty model (``relearn_state``), and Span's decision for one arrival
+    # (``span_decide``)
+    ad.repair(eng.st)
+    tvm = next(e for e in jobs if isinstance(e, TVMClassifier))
+    ops.tvm_repair(tvm.engine_state_, tvm.twins_)
     ad.rebuild(eng.st)
     live = np.flatnonzero(eng.st.status != ad.FREE)
     relearn_state(eng.st, eng.snapshot(), live, eng.st.wt[live], eng.st.fs[ad.F_MU])

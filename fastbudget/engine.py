@@ -21,6 +21,7 @@ from ._validation import as_kernel_array
 from .exceptions import CapacityError, NumericalError, NumericalWarning  # noqa: F401 (re-exported)
 from .kernels import adiabatic as ad
 from .kernels import ops
+from .kernels import tvm as ktvm
 from .kernels.kernel import KERNEL_CODES, decision_values
 
 
@@ -35,6 +36,7 @@ _MESSAGES = {
     1: "the margin-set Jacobian is numerically singular",
     ad.KT_VIOLATED: "the path ended with the KT conditions violated (a numerically dependent "
                     "vector drifted)",
+    ad.NEEDS_REPAIR: "the path ended with the KT conditions violated and was not repaired",
 }
 
 
@@ -204,15 +206,59 @@ class EngineSVViews:
         return np.array([st.fs[ad.F_B] / st.fs[ad.F_MU] + self._b_shift()])
 
 
+def finish_repair(st, status):
+    """``status`` of a compiled operation on ``st``, with a failed KT certificate
+    (``adiabatic.NEEDS_REPAIR``) finished by ``adiabatic.repair``: OK or KT_VIOLATED then.
+
+    The repair is a compiled function of its own, so that the operations do not carry its
+    code (see ``adiabatic._certify``): Numba compiles it the first time a process needs
+    it (or in ``fastbudget.warmup()``)."""
+    if status == ad.NEEDS_REPAIR:
+        return ad.repair(st)
+    return status
+
+
+def add_batch_state(st, X, y, w, slots):
+    """``adiabatic.add_batch`` with its NEEDS_REPAIR finished (:func:`finish_repair`):
+    returns (status, rows learned, or the failing row)."""
+    status, done = ad.add_batch(st, X, y, w, slots)
+    if status == ad.NEEDS_REPAIR:
+        status = ad.repair(st)
+        if status == ad.OK:
+            done += 1
+    return status, done
+
+
+def tvm_fit_rows(st, tw, X, y, w, B, *per_row):
+    """``kernels.tvm.tvm_partial_fit`` on the rows of a chunk, with each NEEDS_REPAIR it
+    returns finished by ``ops.tvm_repair`` (the engine repaired, the twins brought up to
+    date) and the chunk resumed at the next row. Returns (status, row) as
+    ``tvm_partial_fit`` does, the row counted from the start of the chunk. ``st`` and
+    ``tw`` modified in place. Further arguments of ``tvm_partial_fit`` follow ``B``; an
+    array of them with one entry per row of ``X`` (an output) is resumed with the rows,
+    as a view, others are passed as they are."""
+    lo = 0
+    while True:
+        rest = tuple(a[lo:] if a.shape[0] == X.shape[0] else a for a in per_row)
+        status, row = ktvm.tvm_partial_fit(st, tw, X[lo:], y[lo:], w[lo:], B, *rest)
+        row += lo
+        if status != ad.NEEDS_REPAIR:
+            return status, row
+        status = ops.tvm_repair(st, tw)
+        if status != ad.OK:
+            return status, row
+        lo = row + 1   # (then the chunk's scratch is cleared again, even with no row left)
+
+
 def _run_retried(st, snap, fn, *args):
     """``fn(st, *args)``, and once more on a rebuilt R if it fails; on a second failure
     ``st`` is restored to ``snap``. Returns the status."""
-    status = fn(st, *args)
+    status = finish_repair(st, fn(st, *args))
     if status == ad.OK:
         return status
     restore_state(st, snap)
     ad.rebuild(st)
-    status = fn(st, *args)
+    status = finish_repair(st, fn(st, *args))
     if status != ad.OK:
         restore_state(st, snap)
     return status
@@ -295,7 +341,8 @@ class IncrementalEngine:
         retry once; then learn the examples the operation should end with again from an
         empty model (``target()``: see :meth:`_target`), and if that fails too raise
         NumericalError with the engine unchanged. Every operation ends with the KT
-        certificate (``adiabatic._certify``), so an ill-conditioned path that ends with the
+        certificate (``adiabatic._certify``, finished by ``adiabatic.repair`` when it
+        fails: :func:`finish_repair`), so an ill-conditioned path that ends with the
         KT conditions violated counts as a failure too and cannot end silently wrong."""
         snap = self.snapshot()
         status = _run_retried(self.st, snap, fn, *args)
@@ -359,19 +406,20 @@ class IncrementalEngine:
         fresh = False  # R was rebuilt at ``lo``: a retry would repeat the same operations
         while True:
             seg = snap if lo == 0 else self.snapshot()
-            status, done = ad.add_batch(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
+            status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
             if status == ad.OK:
                 return slots
             self.restore(seg)
             if not fresh:
                 ad.rebuild(st)
-                status, done = ad.add_batch(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
+                status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
                 if status == ad.OK:
                     return slots
                 self.restore(seg)
                 ad.rebuild(st)
-            if done == 0 or ad.add_batch(st, X[lo:lo + done], y[lo:lo + done],
-                                         weight[lo:lo + done], slots[lo:lo + done])[0] != ad.OK:
+            if done == 0 or add_batch_state(st, X[lo:lo + done], y[lo:lo + done],
+                                            weight[lo:lo + done],
+                                            slots[lo:lo + done])[0] != ad.OK:
                 break
             lo += done
             ad.rebuild(st)

@@ -233,8 +233,9 @@ def test_warmup_compiles_one_signature_per_function():
     # cache every one does: ``perf/cold_start.py --profile`` lists any with more than one.)
     used = set(got["used"])
     for entry in ("tvm.tvm_partial_fit", "tvm.tvm_count_one", "adiabatic.add_batch",
-                  "adiabatic.relearn", "adiabatic.rebuild", "span.span_learn",
-                  "span.span_decide", "meb.stream_linear", "bsgd.bsgd_fit"):
+                  "adiabatic.relearn", "adiabatic.rebuild", "adiabatic.repair",
+                  "ops.tvm_repair", "span.span_learn", "span.span_decide",
+                  "meb.stream_linear", "bsgd.bsgd_fit"):
         assert entry in used, f"warmup did not compile {entry}"
 
 

@@ -18,6 +18,22 @@ _STAGES = {1: "unlearning the previous non-support vectors",
 # a multiplier within this relative distance of a bound counts as at the bound when the
 # intercept is chosen (see kt_intercept)
 _BOUND_RTOL = 1e-9
+
+
+def _batch_step(st, *args):
+    """``kernels.span.sv_incremental_batch`` with a failed KT certificate finished by the
+    compiled ``adiabatic.repair`` (compiled only when a process needs it): after step 1's
+    unlearning the step is called again and goes on; after step 3 it is done. Returns
+    (status, stage)."""
+    while True:
+        status, stage = ks.sv_incremental_batch(st, *args)
+        if status != ad.NEEDS_REPAIR:
+            return status, stage
+        status = ad.repair(st)
+        if status != ad.OK or stage == 3:
+            return status, (0 if status == ad.OK else stage)
+
+
 def _interleave(y_pm):
     """An order of the rows that alternates the two classes while both last."""
     pos = np.flatnonzero(y_pm > 0)
@@ -215,8 +231,8 @@ class SVIncrementalClassifier(EngineSVViews, BudgetClassifier):
         # with the batch: their X / K rows are saved too (a retry starts from this model)
         snap = snapshot_state(st, refill=np.flatnonzero((st.status != ad.FREE)
                                                         & (st.alpha == 0.0)))
-        status, stage = ks.sv_incremental_batch(st, X, y_pm, sample_weight, reweight, L_w,
-                                                self._buf_i, self._buf_w, slots)
+        status, stage = _batch_step(st, X, y_pm, sample_weight, reweight, L_w,
+                                    self._buf_i, self._buf_w, slots)
         if status != ad.OK:
             # The exact solution does not depend on the order the batch is learned in, but
             # the engine's path can. A generic safety net: undo, rebuild R and learn the
@@ -228,7 +244,7 @@ class SVIncrementalClassifier(EngineSVViews, BudgetClassifier):
             restore_state(st, snap)
             ad.rebuild(st)
             order = _interleave(y_pm)
-            status, stage = ks.sv_incremental_batch(
+            status, stage = _batch_step(
                 st, np.ascontiguousarray(X[order]), np.ascontiguousarray(y_pm[order]),
                 np.ascontiguousarray(sample_weight[order]), reweight, L_w, self._buf_i,
                 self._buf_w, slots)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import forgetting as _fg
 from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
-from ..engine import _MESSAGES, kernel_params, resolve_gamma, state_kkt_residual
+from ..engine import _MESSAGES, kernel_params, resolve_gamma, state_kkt_residual, tvm_fit_rows
 from ..exceptions import (CollapseWarning, NumericalError, NumericalWarning,  # noqa: F401
                           RejectionWarning)
 from ..kernels import adiabatic as ad
@@ -261,8 +261,7 @@ class TVMClassifier(BudgetClassifier):
         skipped = []
         attempt = 0
         while True:
-            status, row = ktvm.tvm_partial_fit(self.engine_state_, self.twins_, X, y_pm, w, B,
-                                               fout)
+            status, row = tvm_fit_rows(self.engine_state_, self.twins_, X, y_pm, w, B, fout)
             if status == ad.OK:
                 break
             # undo the partial chunk (back to the transaction's snapshot, taken before

@@ -43,13 +43,15 @@ Compile time. Numba builds one LLVM module per compiled function and signature, 
 the code of every compiled function it calls, and optimises and emits the whole of it again;
 so the code of ``run_path`` (the largest function) is processed once for each compiled
 function above it. Hence: the thin wrappers around paths (``_activate``, ``_deactivate``,
-``_add``, ``_finish``, ``_certify``, ``_repair``, ``bounds_path``, ``transfer``) are inlined
+``_add``, ``_finish``, ``_certify``, ``bounds_path``, ``transfer``) are inlined
 (``inline="always"``) into the few operations that use them instead of each being a
 compiled function of its own; ``run_path``, called from three places, is compiled once. Every
 call passes int64 values, never a literal: Numba compiles a function again for each literal
 argument (``run_path(st, ADD, c)`` was four functions), so constants are passed as
 ``np.int64(ADD)`` / ``np.bool_(True)`` and variables that start at a literal (``j = -1``) are
-typed int64 from the start.
+typed int64 from the start. The repair of a failed KT certificate (``_repair``), cold code,
+is compiled once, apart, and only by a process that needs it: the operations return
+NEEDS_REPAIR and their caller runs :func:`repair` (see ``_certify``).
 """
 from collections import namedtuple
 
@@ -74,6 +76,10 @@ NO_CONVERGENCE = 2
 STUCK = 3
 NOT_FINITE = 4
 KT_VIOLATED = 5  # the operation ended with the KT conditions violated (see _certify)
+# the operation ended in a consistent state whose KT certificate failed: the caller finishes
+# it with ``repair`` (a compiled function of its own, see ``_certify``), which returns OK or
+# KT_VIOLATED. Never returned by ``repair`` itself.
+NEEDS_REPAIR = 6
 
 # largest KT violation (margin units) an operation may leave, plus a round-off allowance of
 # KT_ROUND_OFF times the scale of the decision values (see _certify)
@@ -241,7 +247,7 @@ def _s_remove(R, S_idx, spos, ist, j):
     ist[I_NS] = nS - 1
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _new_column_residual(K, R, S_idx, y, k, nS, r):
     """r[i] = delta_im - (J R)[i, m] for the column m = nS + 1 that growing S by ``k`` just
     appended to R (the rest of the live block is not checked); returns max_i |r[i]|.
@@ -776,7 +782,7 @@ def run_path(st, mode, c):
 
 
 # ---------------------------------------------------------------------------- maintenance
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _coef_into(st, a):
     """a[j] = alpha_j y_j for live slots, 0 elsewhere (first hw entries). Modified in place."""
     _st_alpha = st.alpha
@@ -788,7 +794,7 @@ def _coef_into(st, a):
         a[j] = _st_alpha[j] * _st_y[j] if _st_status[j] != FREE else 0.0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _f_all(st, a, f):
     """f[i] = sum_j a_j K_ij for i < hw, as axpys over the rows of the support vectors."""
     _st_K = st.K
@@ -1001,7 +1007,7 @@ def check_drift(st, force):
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _kkt_max(status, alpha, cb, y, g, hw, mu):
     """The KT violation of ``kkt_residual`` for the margins ``g`` (read on live slots)."""
     worst = 0.0
@@ -1110,20 +1116,52 @@ def _finish_lazy(st, status):
 @njit(cache=True, inline="always")
 def _certify(st, status):
     """The KT certificate that ends every public operation (O(n), on the exact g that
-    ``_finish`` left): ``status``, or KT_VIOLATED.
+    ``_finish`` left): ``status``, OK, or NEEDS_REPAIR when the certificate fails.
 
     An ill-conditioned path (a wide kernel, near-duplicates with opposite labels, a large
-    C) can end with the KT conditions violated and no event to show it; the caller then
+    C) can end with the KT conditions violated and no event to show it. The operation then
+    returns NEEDS_REPAIR with its state consistent, and the caller finishes it with
+    :func:`repair` (relearning the worst violators, ``_repair``), which returns OK or
+    KT_VIOLATED: the same result as a repair run here, bit for bit. Then the caller
     retries on a rebuilt R or refuses the update, rather than keep a model that is not the
     SVM. The tolerance is KT_CERT in margin units plus the round-off allowance
     KT_ROUND_OFF times the scale of the decision values, 1 + sum_i alpha_i max_i K_ii / mu
-    (an upper bound of max_i sum_j alpha_j |K_ij| / mu)."""
+    (an upper bound of max_i sum_j alpha_j |K_ij| / mu).
+
+    The repair is not run here because it is cold code: it runs only on a failed
+    certificate, yet inlined here (``_repair`` with two paths, ``_deactivate`` and
+    ``_activate``, inlined in it) it made up much of the compile time of every operation
+    that ends with a certificate, three times over in ``ops.engine_step``. As a function
+    of its own it is compiled once, and only by a process that needs it: callers in Python
+    call it after a NEEDS_REPAIR (``engine.finish_repair``); compiled callers that must
+    carry on (Span's stream, ``relearn``) call it as a compiled function."""
     if status != OK:
         return status
-    tol = _kt_tolerance(st)
-    if kkt_residual(st) > tol and not _repair(st, tol):
-        return KT_VIOLATED
+    if kkt_residual(st) > _kt_tolerance(st):
+        return NEEDS_REPAIR
     return OK
+
+
+@njit(cache=True)
+def repair(st):
+    """Finish an operation that returned NEEDS_REPAIR: relearn, one at a time, the
+    examples that violate the KT conditions most (``_repair``) until the certificate of
+    ``_certify`` passes. Returns OK, or KT_VIOLATED when it still fails (the caller then
+    restores its snapshot, as for any failure). OK at once when the certificate passes.
+    Modified in place."""
+    tol = _kt_tolerance(st)
+    if kkt_residual(st) <= tol or _repair(st, tol):
+        return OK
+    return KT_VIOLATED
+
+
+@njit(cache=True, inline="always")
+def _repaired(st, status):
+    """``status``, with a NEEDS_REPAIR finished by the compiled :func:`repair`: for the
+    compiled callers that cannot hand it back to Python."""
+    if status == NEEDS_REPAIR:
+        return repair(st)
+    return status
 
 
 @njit(cache=True, inline="always")
@@ -1555,7 +1593,9 @@ def relearn(st, order, w, mu):
         s = _add(st, order[k], xs[k], ys[k], w[k])
         if s != OK:
             return s
-    return _certify_exact(st, np.int64(OK))
+    # (a last resort itself, compiled only when needed: it repairs here rather than
+    # hand NEEDS_REPAIR back)
+    return _repaired(st, _certify_exact(st, np.int64(OK)))
 
 
 @njit(cache=True, inline="always")
@@ -1566,7 +1606,9 @@ def add_batch(st, X, yv, w, slots):
     Returns (status, i): ``i`` is the number of rows learned (the failing row on error).
     The KT certificate is checked once, at the end (the states in between are not seen by
     anyone; an ill-conditioned path can pass through a violated state that the next rows
-    repair): when it fails, the last row counts as the failing one. Each row ends with
+    repair): when it fails, the status is NEEDS_REPAIR with ``i = n - 1`` (every row
+    learned; the caller runs ``repair``, and if that fails too the last row counts as the
+    failing one). Each row ends with
     ``_finish_lazy`` (g recomputed exactly only every ``check_every`` insertions, counted
     in the state): the same rows give the same state bit for bit whether learned in one
     call or in several. State modified in place.
@@ -1583,5 +1625,5 @@ def add_batch(st, X, yv, w, slots):
         if s != OK:
             return s, i
     if n > 0 and _certify_exact(st, np.int64(OK)) != OK:
-        return KT_VIOLATED, n - 1
+        return NEEDS_REPAIR, n - 1
     return OK, n

@@ -11,7 +11,7 @@ OK = 0
 SINGULAR = 1
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def r_first(R, yk, Qkk):
     """R for a margin set of one vector k: inv([[0, y_k], [y_k, Q_kk]]).
 
@@ -102,7 +102,7 @@ def r_shrink_last(R, m):
                 R[i, j] -= rik * R[k, j]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def build_J(y, K, S_idx, nS, J):
     """Fill the live (nS+1, nS+1) block of ``J`` (modified in place)."""
     J[0, 0] = 0.0
@@ -115,7 +115,7 @@ def build_J(y, K, S_idx, nS, J):
             J[p + 1, q + 1] = y[i] * y[j] * K[i, j]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def invert_into(A, out, tol):
     """Gauss-Jordan inverse of the square ``A`` (destroyed) into ``out`` with partial
     pivoting. Returns OK, or SINGULAR (``out`` then undefined) when a pivot falls below

@@ -35,9 +35,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, OK, RESERVE, STUCK,
-                        add_batch, check_drift, decision_point, place, refresh, remove,
-                        transfer)
+from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, NEEDS_REPAIR, OK,
+                        RESERVE, STUCK, add_batch, check_drift, decision_point,
+                        place, refresh, remove, repair, transfer)
 from .ops import OP_ADD, OP_REMOVE, OP_REWEIGHT, engine_step
 
 POLICY_SPAN = 0
@@ -226,6 +226,17 @@ def _load(st, wk):
 
 
 # ---------------------------------------------------------------------------- the stream
+@njit(cache=True, inline="always")
+def _op(st, op, c, x, yc, w):
+    """``ops.engine_step``, with a failed KT certificate repaired at once by the compiled
+    ``adiabatic.repair`` (the stream goes on within the arrival, so it cannot hand
+    NEEDS_REPAIR back to Python)."""
+    s = engine_step(st, op, c, x, yc, w)
+    if s == NEEDS_REPAIR:
+        s = repair(st)
+    return s
+
+
 @njit(cache=True, no_cpython_wrapper=True)
 def _oldest_reserve(st, wk):
     """The oldest stored example whose multiplier is 0 (not a support vector: a reserve
@@ -251,7 +262,7 @@ def _evict_reserve(st, wk):
     if j_old < 0:
         return STUCK
     wk.cnt[C_PRUNED] += 1
-    return engine_step(st, np.int64(OP_REMOVE), j_old, st.X[j_old], 0.0, 0.0)
+    return _op(st, np.int64(OP_REMOVE), j_old, st.X[j_old], 0.0, 0.0)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -331,7 +342,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
             dec[D_KIND] = D_ADD
             dec[D_SLOT] = c
             return OK
-        return engine_step(st, np.int64(OP_ADD), c, x, yc, w)
+        return _op(st, np.int64(OP_ADD), c, x, yc, w)
     e = np.int64(-1)
     if nlive > budget:
         # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
@@ -345,7 +356,7 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
                 # the swap search runs on the model without it: unlearn it for real
                 dec[D_KIND] = D_EVICT_FAILED
                 wk.cnt[C_PRUNED] += 1
-                s = engine_step(st, np.int64(OP_REMOVE), e, st.X[e], 0.0, 0.0)
+                s = _op(st, np.int64(OP_REMOVE), e, st.X[e], 0.0, 0.0)
                 if s != OK:
                     return s
                 dec[D_KIND] = D_NONE
@@ -370,10 +381,10 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
         wk.cnt[C_SWAP] += 1
         if decide:
             return _swap_decided(dec, oldest, c)
-        s = engine_step(st, np.int64(OP_REMOVE), oldest, st.X[oldest], 0.0, 0.0)
+        s = _op(st, np.int64(OP_REMOVE), oldest, st.X[oldest], 0.0, 0.0)
         if s != OK:
             return s
-        return engine_step(st, np.int64(OP_ADD), c, x, yc, w)
+        return _op(st, np.int64(OP_ADD), c, x, yc, w)
     # ---- S-span policy: step 3, S_old
     s_old = span_sq(st, wk.v, wk.spans, span_set)
     place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
@@ -401,16 +412,16 @@ def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
         wk.cnt[C_SWAP] += 1
         if decide:
             return _swap_decided(dec, best_i, c)
-        s = engine_step(st, np.int64(OP_REMOVE), best_i, st.X[best_i], 0.0, 0.0)
+        s = _op(st, np.int64(OP_REMOVE), best_i, st.X[best_i], 0.0, 0.0)
         if s != OK:
             return s
-        return engine_step(st, np.int64(OP_REWEIGHT), c, st.X[c], 0.0, w)
+        return _op(st, np.int64(OP_REWEIGHT), c, st.X[c], 0.0, w)
     wk.cnt[C_REJECT] += 1
     if decide:
         dec[D_KIND] = D_REJECT
         return OK
     # weight 0: only frees the slot
-    return engine_step(st, np.int64(OP_REMOVE), c, st.X[c], 0.0, 0.0)
+    return _op(st, np.int64(OP_REMOVE), c, st.X[c], 0.0, 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -494,7 +505,10 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
 
     Returns
     -------
-    (status, stage) : stage 1-3 where a failure happened (0 when OK).
+    (status, stage) : stage 1-3 where a failure happened (0 when OK). NEEDS_REPAIR (a
+        failed KT certificate, state consistent) at stage 1 or 3: the caller runs
+        ``adiabatic.repair``, then, after stage 1, calls again with the same arguments to
+        finish the step (step 1 goes on with the examples whose multiplier is 0 then).
     """
     hw = st.ist[I_HW]
     for j in range(hw):

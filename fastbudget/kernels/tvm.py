@@ -285,7 +285,13 @@ def _retire(tw, t):
 @njit(cache=True, inline="always")
 def _sync(st, tw, mode):
     """After an update: exact g, twin coefficients, f at the pivots, sides, and the
-    nearest-merge-neighbour cache. Returns a status (drift check)."""
+    nearest-merge-neighbour cache. Returns a status (drift check).
+
+    When the periodic KT certificate fails it returns ``ad.NEEDS_REPAIR`` at once, before
+    the twins are brought up to date: the engine's state is consistent, and the caller
+    (the estimator, in Python) runs ``ops.tvm_repair``, which repairs the engine
+    (``adiabatic.repair``, compiled only by a process that needs it) and then does the rest
+    of this function, as if the repair had run here."""
     # exact g (and one Newton correction of alpha_S, b) every ``check_every`` updates, with
     # the drift check of R and the KT certificate; in between, the paths keep g up to date incrementally
     _tw_Q = tw.Q
@@ -315,6 +321,8 @@ def _sync(st, tw, mode):
         ad.refresh(st)
         # and the KT certificate of the engine's operations, on the exact g (O(B))
         s = ad._certify(st, ad.check_drift(st, np.bool_(True)))
+        if s == ad.NEEDS_REPAIR:
+            return s
     one_sided = _tw_par[P_ONE_SIDED] > 0.0
     for j in range(_tw_active.shape[0]):
         if not _tw_active[j]:
