@@ -10,7 +10,9 @@ learned by its own copy of the learner within the budget; the K models are merge
 a tree (ceil(log2 K) rounds), each merge folding the union of two models' stored vectors back
 to the budget by the learner's own merge rule; for TVM the weights of the final B twin
 vectors are then solved exactly (the engine's weighted SVM on the twins, at the control-of-C
-margin target of their total weight), so the result is a TVM model like any other: it
+margin target of their total weight; of two folds, TVM's rule and the pairing of one model's
+twins with the other's, the one that agrees more with the exact SVM on the union of the two
+models on a sample of the shards' last rows is kept), so the result is a TVM model like any other: it
 predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
 to the budget). By default (``tail=0.5, rounds=3``) the merge comes in four stages: every
@@ -41,7 +43,7 @@ from .kernels import merge as kmerge
 from .kernels import tvm as ktvm
 
 __all__ = ["fit", "fit_files", "predict", "predict_files", "decision_function", "simulate",
-           "merge_twins"]
+           "merge_twins", "pair_twins"]
 
 _EXTRA_MSG = ("fastbudget.distributed needs dask and distributed: pip install "
               "'fastbudget[dask]'")
@@ -360,10 +362,28 @@ def _is_bsgd(est):
     return isinstance(est, BSGDClassifier) or est is BSGDClassifier
 
 
-def _result_of(est, start, n_shards=1):
+#: rows of every shard kept as probes for the choice of fold (see :func:`_merge_pair`)
+PROBE_ROWS = 1000
+
+
+def _result_of(est, start, n_shards=1, probe=None):
     if not hasattr(est, "classes_"):
         return None                                     # an empty shard
-    return _bsgd_of(est, start) if _is_bsgd(est) else _twins_of(est, start, n_shards)
+    if _is_bsgd(est):
+        return _bsgd_of(est, start)
+    out = _twins_of(est, start, n_shards)
+    out["probe"] = (np.zeros((0, out["Q"].shape[1])) if probe is None
+                    else np.ascontiguousarray(probe, dtype=np.float64))
+    return out
+
+
+def _probe_of(Xc):
+    """The first ``PROBE_ROWS`` rows of a chunk as float64 (the probe rows of a shard are
+    those of the last chunk it learned)."""
+    rows = Xc[:PROBE_ROWS]
+    if hasattr(rows, "to_numpy"):
+        rows = rows.to_numpy(dtype=np.float64)
+    return np.array(rows, dtype=np.float64)
 
 
 #: fraction of every shard's chunks held back from the first merge (see :func:`fit`)
@@ -493,19 +513,25 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start, stage=0, fracs=(1.
         X = X.to_numpy(dtype=np.float64)
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
+    probe = None
     for lo, s in zip(range(0, n, chunk_size), _chunk_stages(fracs)):
         if s == stage:
             hi = min(n, lo + chunk_size)
             Xc = X.iloc[lo:hi] if hasattr(X, "iloc") else X[lo:hi]
             est.partial_fit(Xc, y[lo:hi], classes=classes)
-    return _result_of(est, start, n_shards)
+            probe = _probe_of(Xc)
+    return _result_of(est, start, n_shards, probe)
 
 
 def _merge_pair(a, b, cls, params, classes, gamma_):
-    """Merge the twins of two shard models to the budget: the exact SVM on the union of
+    """Merge the twins of two shard models to the budget. The exact SVM on the union of
     their twins gives every twin its f (so one-sided merging uses the sides of the model
-    they now form, not of the two they came from), then TVM's merge rule folds the union
-    down to the budget (:func:`merge_twins`)."""
+    they now form, not of the two they came from). Two folds of the union down to the
+    budget are then made: TVM's merge rule (:func:`merge_twins`) and the pairing of the
+    twins of one model with those of the other of least total merge cost
+    (:func:`pair_twins`); the one whose exact SVM agrees in sign with the union's on more
+    of the probe rows (the last rows the shards learned, ``PROBE_ROWS`` of each) is kept,
+    TVM's rule on a tie. Both are deterministic, so the result is too."""
     if a is None:
         return b
     if b is None:
@@ -513,20 +539,83 @@ def _merge_pair(a, b, cls, params, classes, gamma_):
     B = int(params["budget"])
     if a["kind"] == "bsgd":
         return merge_bsgd(a, b, budget=B, maintenance=params["maintenance"])
-    if a["Q"].shape[0] + b["Q"].shape[0] > B:
-        union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
-        union["counters"] = np.zeros(5, dtype=np.int64)
-        union["kind"] = "tvm"
-        wide = dict(params, budget=union["Q"].shape[0])
-        est = _start_model(cls, wide, None, classes, gamma_, union)
-        fq = est.twins_.fq[:union["Q"].shape[0]]
-        half = a["Q"].shape[0]
-        a = dict(a, fq=fq[:half].copy())
-        b = dict(b, fq=fq[half:].copy())
+    probe = _probe_rows(a, b)
     code, kpar = _kernel_of(params, gamma_)
     mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
-    return merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
-                       one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+    if a["Q"].shape[0] + b["Q"].shape[0] <= B:
+        out = merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                          one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+        out["probe"] = probe
+        return out
+    union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
+    union["counters"] = np.zeros(5, dtype=np.int64)
+    union["kind"] = "tvm"
+    wide = dict(params, budget=union["Q"].shape[0])
+    est = _start_model(cls, wide, None, classes, gamma_, union)
+    fq = est.twins_.fq[:union["Q"].shape[0]]
+    half = a["Q"].shape[0]
+    a = dict(a, fq=fq[:half].copy())
+    b = dict(b, fq=fq[half:].copy())
+    folds = [merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                         one_sided=bool(params["one_sided"]), m2=float(params["m2"]))]
+    if probe.shape[0] and max(a["Q"].shape[0], b["Q"].shape[0]) <= B:
+        folds.append(pair_twins(a, b, kernel_code=code, kpar=kpar, mode=mode))
+    best = folds[0]
+    if len(folds) > 1:
+        target = est.decision_function(probe) >= 0.0
+        agree = [np.count_nonzero((_start_model(cls, params, None, classes, gamma_, f)
+                                   .decision_function(probe) >= 0.0) == target)
+                 for f in folds]
+        best = folds[int(np.argmax(agree))]             # the first (TVM's rule) on a tie
+    best["probe"] = probe
+    return best
+
+
+def _probe_rows(a, b):
+    """The probe rows of a merge: those of both, every other row once more than
+    ``4 * PROBE_ROWS`` (up the tree)."""
+    pa = a.get("probe", np.zeros((0, a["Q"].shape[1])))
+    pb = b.get("probe", np.zeros((0, b["Q"].shape[1])))
+    p = np.concatenate([pa, pb])
+    while p.shape[0] > 4 * PROBE_ROWS:
+        p = p[::2]
+    return np.ascontiguousarray(p)
+
+
+def pair_twins(a, b, *, kernel_code, kpar, mode=kmerge.INPUT):
+    """Fold two models' twins (dicts of :func:`_twins_of`) by pairing each twin of the
+    smaller with one of the other, the pairs of least total merge cost
+    ``s_i s_j ||q_i - q_j||^2 / (s_i + s_j)`` (an assignment problem,
+    ``scipy.optimize.linear_sum_assignment``); each pair is merged (pivot by
+    ``kernels.merge.merge_point``, weights summed, f weight-averaged) and the unpaired
+    twins of the larger kept. Suited to two models grown from one merged model, whose
+    twins correspond; at most max(n_a, n_b) twins result."""
+    from scipy.optimize import linear_sum_assignment
+    Q = np.ascontiguousarray(np.concatenate([a["Q"], b["Q"]]), dtype=np.float64)
+    sp = np.concatenate([a["s_pos"], b["s_pos"]])
+    sn = np.concatenate([a["s_neg"], b["s_neg"]])
+    fq = np.concatenate([a["fq"], b["fq"]])
+    s = np.ascontiguousarray(sp + sn)
+    na = a["Q"].shape[0]
+    sa, sb = s[:na], s[na:]
+    d2 = ((a["Q"][:, None, :] - b["Q"][None, :, :]) ** 2).sum(axis=2)
+    cost = sa[:, None] * sb[None, :] * d2 / (sa[:, None] + sb[None, :])
+    rows, cols = linear_sum_assignment(cost)
+    keep = np.ones(Q.shape[0], dtype=bool)
+    qnew = np.zeros(Q.shape[1])
+    tmp = np.zeros(Q.shape[1])
+    for i, j in zip(rows, cols + na):
+        kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
+        fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
+        Q[i] = qnew
+        sp[i] += sp[j]
+        sn[i] += sn[j]
+        s[i] += s[j]
+        keep[j] = False
+    counters = a["counters"] + b["counters"]
+    counters[2] += rows.shape[0]
+    return {"kind": "tvm", "Q": Q[keep], "s_pos": sp[keep], "s_neg": sn[keep],
+            "fq": fq[keep], "counters": counters}
 
 
 def _kernel_of(params, gamma_):
@@ -744,13 +833,15 @@ def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transf
     (:func:`_chunk_stages`; the others are read and skipped); ``transform`` (e.g. a scaler)
     is applied to each chunk."""
     est = cls(**params) if start is None else copy.deepcopy(start)
+    probe = None
     for (X, y), s in zip(_read_file(path, fmt, options, chunk_size), _chunk_stages(fracs)):
         if s != stage:
             continue
         if transform is not None:
             X = transform(X)
         est.partial_fit(X, y, classes=classes)
-    return _result_of(est, start, n_shards)
+        probe = _probe_of(X)
+    return _result_of(est, start, n_shards, probe)
 
 
 def _score_file(model, path, fmt, options, chunk_size, transform, what):

@@ -110,6 +110,87 @@ def test_merge_twins_keeps_weights_and_budget():
     assert (m["Q"] >= allq.min(0) - 1e-12).all() and (m["Q"] <= allq.max(0) + 1e-12).all()
 
 
+def test_pair_twins_is_the_assignment_of_least_total_cost():
+    import itertools
+    rng = np.random.default_rng(3)
+    from fastbudget.engine import kernel_params
+    code, kpar = kernel_params("rbf", 0.5, 3, 1.0)
+    for na, nb in ((5, 5), (4, 6), (6, 3)):
+        a = {"Q": rng.normal(size=(na, 2)), "s_pos": rng.integers(0, 5, na).astype(float),
+             "s_neg": rng.integers(1, 5, na).astype(float), "fq": rng.normal(size=na),
+             "counters": np.arange(5)}
+        b = {"Q": rng.normal(size=(nb, 2)), "s_pos": rng.integers(0, 5, nb).astype(float),
+             "s_neg": rng.integers(1, 5, nb).astype(float), "fq": rng.normal(size=nb),
+             "counters": np.arange(5)}
+        m = fd.pair_twins(a, b, kernel_code=code, kpar=kpar)
+        assert m["Q"].shape == (max(na, nb), 2)
+        assert m["s_pos"].sum() == pytest.approx(a["s_pos"].sum() + b["s_pos"].sum())
+        assert m["s_neg"].sum() == pytest.approx(a["s_neg"].sum() + b["s_neg"].sum())
+        assert m["counters"][2] == 2 * 2 + min(na, nb)
+        # brute force over every pairing of the smaller side into the larger
+        sa, sb = a["s_pos"] + a["s_neg"], b["s_pos"] + b["s_neg"]
+        d2 = ((a["Q"][:, None] - b["Q"][None]) ** 2).sum(-1)
+        cost = sa[:, None] * sb[None] * d2 / (sa[:, None] + sb[None])
+        if na <= nb:
+            best = min(sum(cost[i, j] for i, j in enumerate(p))
+                       for p in itertools.permutations(range(nb), na))
+        else:
+            best = min(sum(cost[i, j] for j, i in enumerate(p))
+                       for p in itertools.permutations(range(na), nb))
+        # every merged twin is the weighted mean of one pair: recover the pairs and their
+        # total cost
+        pairs = []
+        for qi, si in zip(m["Q"], m["s_pos"] + m["s_neg"]):
+            for i in range(na):
+                for j in range(nb):
+                    if np.isclose(si, sa[i] + sb[j]) and np.allclose(
+                            qi, (sa[i] * a["Q"][i] + sb[j] * b["Q"][j]) / (sa[i] + sb[j])):
+                        pairs.append((i, j))
+        assert len(pairs) >= min(na, nb)
+        got = sum(cost[i, j] for i, j in pairs[:min(na, nb)])
+        assert got == pytest.approx(best, rel=1e-9)
+
+
+def test_merge_pair_keeps_the_fold_that_agrees_most_with_the_union(data):
+    X, y, Xt, yt = data
+    params = TVMClassifier(budget=30, gamma=GAMMA).get_params()
+    classes = np.array([-1, 1])
+    fracs = (0.5, 0.5)
+    heads = [fd._fit_shard(TVMClassifier, params, X[p], y[p], classes, 2000, None, 0, fracs, 2)
+             for p in np.array_split(np.arange(X.shape[0]), 2)]
+    for h in heads:                    # the probe rows: the first rows of the last chunk
+        assert h["probe"].shape == (min(fd.PROBE_ROWS, 2000), 2)
+    start = fd._start_model(TVMClassifier, params, None, classes, GAMMA,
+                            fd._merge_pair(*heads, TVMClassifier, params, classes, GAMMA))
+    parts = [fd._fit_shard(TVMClassifier, params, X[p], y[p], classes, 2000, start, 1, fracs,
+                           2) for p in np.array_split(np.arange(X.shape[0]), 2)]
+    m = fd._merge_pair(*parts, TVMClassifier, params, classes, GAMMA)
+    again = fd._merge_pair(*parts, TVMClassifier, params, classes, GAMMA)
+    for k in ("Q", "s_pos", "s_neg"):
+        np.testing.assert_array_equal(m[k], again[k])              # deterministic
+    # the two folds of the union, and the union's exact SVM, rebuilt here
+    probe = np.concatenate([p["probe"] for p in parts])
+    np.testing.assert_array_equal(m["probe"], probe)
+    union = {k: np.concatenate([parts[0][k], parts[1][k]]) for k in ("Q", "s_pos", "s_neg")}
+    union.update(kind="tvm", counters=np.zeros(5, dtype=np.int64))
+    u = fd._start_model(TVMClassifier, dict(params, budget=union["Q"].shape[0]), None,
+                        classes, GAMMA, union)
+    n0 = parts[0]["Q"].shape[0]
+    fq = u.twins_.fq[:union["Q"].shape[0]]
+    a = dict(parts[0], fq=fq[:n0].copy())
+    b = dict(parts[1], fq=fq[n0:].copy())
+    code, kpar = fd._kernel_of(params, GAMMA)
+    folds = [fd.merge_twins(a, b, budget=30, kernel_code=code, kpar=kpar, m2=2.0),
+             fd.pair_twins(a, b, kernel_code=code, kpar=kpar)]
+    target = u.decision_function(probe) >= 0
+    agree = [np.count_nonzero((fd._start_model(TVMClassifier, params, None, classes, GAMMA, f)
+                               .decision_function(probe) >= 0) == target) for f in folds]
+    k = int(np.argmax(agree))
+    np.testing.assert_array_equal(m["Q"], folds[k]["Q"])
+    np.testing.assert_array_equal(m["s_pos"], folds[k]["s_pos"])
+    print("agreement with the union on the probe rows (TVM's rule, pairing):", agree)
+
+
 @pytest.mark.parametrize("tail,rounds", [(0.1, 1), (0.2, 1), (0.25, 1), (0.5, 1), (0.5, 3),
                                          (0.3, 2), (0.6, 4)])
 def test_the_stages_learn_every_chunk_once(tail, rounds):
