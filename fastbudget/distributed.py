@@ -12,8 +12,8 @@ to the budget by the learner's own merge rule; for TVM the weights of the final 
 vectors are then solved exactly (the engine's weighted SVM on the twins, at the control-of-C
 margin target of their total weight; of two folds, TVM's rule and the pairing of one model's
 twins with the other's, the one that agrees more with the exact SVM on the union of the two
-models on a sample of the shards' last rows is kept), so the result is a TVM model like any other: it
-predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
+models on a sample of the shards' last rows is kept), so the result is a TVM model like
+any other: it predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
 to the budget). By default (``tail=0.5, rounds=3``) the merge comes in four stages: every
 shard holds back half of its chunks, learns them from the model merged from the rest in three

@@ -190,9 +190,10 @@ def part_seeds(n, seeds, schedules, out, k=2, chunk_size=10_000):
                + " | | |")
     for (tail, rounds), accs in rows.items():
         gaps = 100 * (np.asarray(accs) - np.asarray(singles))
+        sd = gaps.std(ddof=1) if len(gaps) > 1 else 0.0
         out.append(f"| tail={tail}, rounds={rounds} | "
                    + " | ".join(f"{100 * a:.2f} ({g:+.2f})" for a, g in zip(accs, gaps))
-                   + f" | **{gaps.mean():+.2f}** | {gaps.std(ddof=1) if len(gaps) > 1 else 0:.2f} |")
+                   + f" | **{gaps.mean():+.2f}** | {sd:.2f} |")
     out.append("")
     return singles, rows
 
