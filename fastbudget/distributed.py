@@ -10,13 +10,17 @@ learned by its own copy of the learner within the budget; the K models are merge
 a tree (ceil(log2 K) rounds), each merge folding the union of two models' stored vectors back
 to the budget by the learner's own merge rule; for TVM the weights of the final B twin
 vectors are then solved exactly (the engine's weighted SVM on the twins, at the control-of-C
-margin target of their total weight), so the result is a TVM model like any other: it
-predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
+margin target of their total weight; of two folds, TVM's rule and the pairing of one model's
+twins with the other's, the one that agrees more with the exact SVM on the union of the two
+models on a sample of the shards' last rows is kept), so the result is a TVM model like
+any other: it predicts, saves, loads and goes on learning with ``partial_fit``. BSGD merges its support
 vectors by its own merging rule (the expansion of the K models averaged, then merged down
-to the budget). By default (``tail=0.2``) the merge comes in two stages: every shard holds
-back a fifth of its chunks, learns them from the model merged from the rest, and those K
-models are merged again (one merge leaves nothing to correct the merged twins; K models grown
-from one merged model merge almost without loss: ``docs/results/distributed.md``).
+to the budget). By default (``tail=0.5, rounds=3``) the merge comes in four stages: every
+shard holds back half of its chunks, learns them from the model merged from the rest in three
+rounds (a quarter, an eighth, an eighth of the shard), and the K models are merged again
+after each round (one merge leaves nothing to correct the merged twins; K models grown from
+one merged model merge almost without loss, the less the fewer examples they learned since:
+``docs/results/distributed.md``).
 ``passes > 1`` goes over every shard again, each shard starting from the merged model.
 
 Dask does the scheduling, the transport and the fault handling: a task whose worker dies is
@@ -39,7 +43,7 @@ from .kernels import merge as kmerge
 from .kernels import tvm as ktvm
 
 __all__ = ["fit", "fit_files", "predict", "predict_files", "decision_function", "simulate",
-           "merge_twins"]
+           "merge_twins", "pair_twins"]
 
 _EXTRA_MSG = ("fastbudget.distributed needs dask and distributed: pip install "
               "'fastbudget[dask]'")
@@ -358,32 +362,70 @@ def _is_bsgd(est):
     return isinstance(est, BSGDClassifier) or est is BSGDClassifier
 
 
-def _result_of(est, start, n_shards=1):
+#: rows of every shard kept as probes for the choice of fold (see :func:`_merge_pair`)
+PROBE_ROWS = 1000
+
+
+def _result_of(est, start, n_shards=1, probe=None):
     if not hasattr(est, "classes_"):
         return None                                     # an empty shard
-    return _bsgd_of(est, start) if _is_bsgd(est) else _twins_of(est, start, n_shards)
+    if _is_bsgd(est):
+        return _bsgd_of(est, start)
+    out = _twins_of(est, start, n_shards)
+    out["probe"] = (np.zeros((0, out["Q"].shape[1])) if probe is None
+                    else np.ascontiguousarray(probe, dtype=np.float64))
+    return out
 
 
-#: fraction of every shard's chunks held back for the second stage (see :func:`fit`)
-TAIL = 0.2
+def _probe_of(Xc):
+    """The first ``PROBE_ROWS`` rows of a chunk as float64 (the probe rows of a shard are
+    those of the last chunk it learned)."""
+    rows = Xc[:PROBE_ROWS]
+    if hasattr(rows, "to_numpy"):
+        rows = rows.to_numpy(dtype=np.float64)
+    return np.array(rows, dtype=np.float64)
 
 
-def _in_part(i, part, tail):
-    """Whether chunk ``i`` of a shard is learned in stage ``part``: 'all' (one stage),
-    'head' (the first stage) or 'tail' (the second, from the merged model). With
-    c = (1 - tail) / 2, chunk i is a tail chunk when floor((i + 1) tail + c) >
-    floor(i tail + c): a fraction ``tail`` of the chunks, spread evenly (the middle chunk of
-    every 1 / tail: chunks 1, 3, 5, ... for 0.5; 2, 7, 12, ... for 0.2), never chunk 0, so
-    that a reader need not know the shard's length in advance."""
-    if part == "all":
-        return True
-    c = 0.5 * (1.0 - tail)
-    in_tail = int(np.floor((i + 1) * tail + c)) > int(np.floor(i * tail + c))
-    return in_tail if part == "tail" else not in_tail
+#: fraction of every shard's chunks held back from the first merge (see :func:`fit`)
+TAIL = 0.5
+#: stages the held-back chunks are learned in, each from the model merged after the last
+ROUNDS = 3
 
 
-def _stages(tail, n_shards):
-    return ("head", "tail") if tail > 0.0 and n_shards > 1 else ("all",)
+def _fractions(tail, rounds, n_shards):
+    """The fraction of every shard's chunks that each stage learns: one stage (1.0,) for
+    ``tail`` = 0 or one shard; else 1 - tail for the first, then the held-back ``tail``
+    halved from round to round, the last two rounds equal: (0.5, 0.25, 0.125, 0.125) for
+    tail=0.5, rounds=3; (0.8, 0.2) for tail=0.2, rounds=1."""
+    if tail <= 0.0 or n_shards <= 1:
+        return (1.0,)
+    r = int(rounds)
+    back = [tail / 2.0 ** k for k in range(1, r)] + [tail / 2.0 ** (r - 1)]
+    return (1.0 - tail, *back)
+
+
+def _chunk_stages(fracs):
+    """The stage of chunk 0, 1, 2, ... of a shard (an endless generator), so that a reader
+    need not know the shard's length in advance: chunk 0 in stage 0 (a shard of one chunk
+    is learned at once), then chunk i in the stage furthest below its share,
+    argmax_s((i + 1) f_s - n_s) with n_s the chunks given to s so far (the lowest stage on
+    a tie). Every stage's chunks are spread evenly over the shard: with (0.8, 0.2) chunks
+    2, 7, 12, ... are held back; with (0.5, 0.5) chunks 1, 3, 5, ...; any prefix of the
+    shard holds each stage's share to within a chunk or two."""
+    f = np.asarray(fracs, dtype=np.float64)
+    got = np.zeros(f.shape[0])
+    i = 0
+    while True:
+        s = 0 if i == 0 else int(np.argmax((i + 1) * f - got))
+        got[s] += 1.0
+        i += 1
+        yield s
+
+
+def _stage_chunks(n_chunks, fracs, stage):
+    """Indices of the chunks of a shard of ``n_chunks`` chunks learned in ``stage``."""
+    gen = _chunk_stages(fracs)
+    return [i for i in range(n_chunks) if next(gen) == stage]
 
 
 def merge_bsgd(a, b, *, budget, maintenance="merging"):
@@ -454,11 +496,12 @@ def _params_for_shard(estimator, gamma_):
     return params
 
 
-def _fit_shard(cls, params, X, y, classes, chunk_size, start, part="all", tail=0.0,
+def _fit_shard(cls, params, X, y, classes, chunk_size, start, stage=0, fracs=(1.0,),
                n_shards=1):
-    """Learn one shard (on a worker): a new learner, or the merged model ``start`` (the
-    second stage, or a later pass), fed the chunks of ``chunk_size`` rows of the shard that
-    stage ``part`` learns (:func:`_in_part`). Returns its stored vectors."""
+    """Learn one shard (on a worker): a new learner, or the merged model ``start`` (a later
+    stage, or a later pass), fed the chunks of ``chunk_size`` rows of the shard that
+    ``stage`` learns (:func:`_chunk_stages` of the stage fractions ``fracs``). Returns its
+    stored vectors."""
     # a later pass starts from the merged model, which the tasks of one worker share
     est = cls(**params) if start is None else copy.deepcopy(start)
     n = X.shape[0]
@@ -470,19 +513,25 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start, part="all", tail=0
         X = X.to_numpy(dtype=np.float64)
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
-    for i, lo in enumerate(range(0, n, chunk_size)):
-        if _in_part(i, part, tail):
+    probe = None
+    for lo, s in zip(range(0, n, chunk_size), _chunk_stages(fracs)):
+        if s == stage:
             hi = min(n, lo + chunk_size)
             Xc = X.iloc[lo:hi] if hasattr(X, "iloc") else X[lo:hi]
             est.partial_fit(Xc, y[lo:hi], classes=classes)
-    return _result_of(est, start, n_shards)
+            probe = _probe_of(Xc)
+    return _result_of(est, start, n_shards, probe)
 
 
 def _merge_pair(a, b, cls, params, classes, gamma_):
-    """Merge the twins of two shard models to the budget: the exact SVM on the union of
+    """Merge the twins of two shard models to the budget. The exact SVM on the union of
     their twins gives every twin its f (so one-sided merging uses the sides of the model
-    they now form, not of the two they came from), then TVM's merge rule folds the union
-    down to the budget (:func:`merge_twins`)."""
+    they now form, not of the two they came from). Two folds of the union down to the
+    budget are then made: TVM's merge rule (:func:`merge_twins`) and the pairing of the
+    twins of one model with those of the other of least total merge cost
+    (:func:`pair_twins`); the one whose exact SVM agrees in sign with the union's on more
+    of the probe rows (the last rows the shards learned, ``PROBE_ROWS`` of each) is kept,
+    TVM's rule on a tie. Both are deterministic, so the result is too."""
     if a is None:
         return b
     if b is None:
@@ -490,20 +539,83 @@ def _merge_pair(a, b, cls, params, classes, gamma_):
     B = int(params["budget"])
     if a["kind"] == "bsgd":
         return merge_bsgd(a, b, budget=B, maintenance=params["maintenance"])
-    if a["Q"].shape[0] + b["Q"].shape[0] > B:
-        union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
-        union["counters"] = np.zeros(5, dtype=np.int64)
-        union["kind"] = "tvm"
-        wide = dict(params, budget=union["Q"].shape[0])
-        est = _start_model(cls, wide, None, classes, gamma_, union)
-        fq = est.twins_.fq[:union["Q"].shape[0]]
-        half = a["Q"].shape[0]
-        a = dict(a, fq=fq[:half].copy())
-        b = dict(b, fq=fq[half:].copy())
+    probe = _probe_rows(a, b)
     code, kpar = _kernel_of(params, gamma_)
     mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
-    return merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
-                       one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+    if a["Q"].shape[0] + b["Q"].shape[0] <= B:
+        out = merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                          one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+        out["probe"] = probe
+        return out
+    union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
+    union["counters"] = np.zeros(5, dtype=np.int64)
+    union["kind"] = "tvm"
+    wide = dict(params, budget=union["Q"].shape[0])
+    est = _start_model(cls, wide, None, classes, gamma_, union)
+    fq = est.twins_.fq[:union["Q"].shape[0]]
+    half = a["Q"].shape[0]
+    a = dict(a, fq=fq[:half].copy())
+    b = dict(b, fq=fq[half:].copy())
+    folds = [merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                         one_sided=bool(params["one_sided"]), m2=float(params["m2"]))]
+    if probe.shape[0] and max(a["Q"].shape[0], b["Q"].shape[0]) <= B:
+        folds.append(pair_twins(a, b, kernel_code=code, kpar=kpar, mode=mode))
+    best = folds[0]
+    if len(folds) > 1:
+        target = est.decision_function(probe) >= 0.0
+        agree = [np.count_nonzero((_start_model(cls, params, None, classes, gamma_, f)
+                                   .decision_function(probe) >= 0.0) == target)
+                 for f in folds]
+        best = folds[int(np.argmax(agree))]             # the first (TVM's rule) on a tie
+    best["probe"] = probe
+    return best
+
+
+def _probe_rows(a, b):
+    """The probe rows of a merge: those of both, every other row once more than
+    ``4 * PROBE_ROWS`` (up the tree)."""
+    pa = a.get("probe", np.zeros((0, a["Q"].shape[1])))
+    pb = b.get("probe", np.zeros((0, b["Q"].shape[1])))
+    p = np.concatenate([pa, pb])
+    while p.shape[0] > 4 * PROBE_ROWS:
+        p = p[::2]
+    return np.ascontiguousarray(p)
+
+
+def pair_twins(a, b, *, kernel_code, kpar, mode=kmerge.INPUT):
+    """Fold two models' twins (dicts of :func:`_twins_of`) by pairing each twin of the
+    smaller with one of the other, the pairs of least total merge cost
+    ``s_i s_j ||q_i - q_j||^2 / (s_i + s_j)`` (an assignment problem,
+    ``scipy.optimize.linear_sum_assignment``); each pair is merged (pivot by
+    ``kernels.merge.merge_point``, weights summed, f weight-averaged) and the unpaired
+    twins of the larger kept. Suited to two models grown from one merged model, whose
+    twins correspond; at most max(n_a, n_b) twins result."""
+    from scipy.optimize import linear_sum_assignment
+    Q = np.ascontiguousarray(np.concatenate([a["Q"], b["Q"]]), dtype=np.float64)
+    sp = np.concatenate([a["s_pos"], b["s_pos"]])
+    sn = np.concatenate([a["s_neg"], b["s_neg"]])
+    fq = np.concatenate([a["fq"], b["fq"]])
+    s = np.ascontiguousarray(sp + sn)
+    na = a["Q"].shape[0]
+    sa, sb = s[:na], s[na:]
+    d2 = ((a["Q"][:, None, :] - b["Q"][None, :, :]) ** 2).sum(axis=2)
+    cost = sa[:, None] * sb[None, :] * d2 / (sa[:, None] + sb[None, :])
+    rows, cols = linear_sum_assignment(cost)
+    keep = np.ones(Q.shape[0], dtype=bool)
+    qnew = np.zeros(Q.shape[1])
+    tmp = np.zeros(Q.shape[1])
+    for i, j in zip(rows, cols + na):
+        kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
+        fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
+        Q[i] = qnew
+        sp[i] += sp[j]
+        sn[i] += sn[j]
+        s[i] += s[j]
+        keep[j] = False
+    counters = a["counters"] + b["counters"]
+    counters[2] += rows.shape[0]
+    return {"kind": "tvm", "Q": Q[keep], "s_pos": sp[keep], "s_neg": sn[keep],
+            "fq": fq[keep], "counters": counters}
 
 
 def _kernel_of(params, gamma_):
@@ -563,7 +675,7 @@ def _compute(dask, obj, client):
 
 
 def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes=1,
-        tail=TAIL):
+        tail=TAIL, rounds=ROUNDS):
     """Train ``estimator`` (a :class:`~fastbudget.TVMClassifier`) on a dask array or dask
     DataFrame by shard and merge; returns ``estimator``, fitted.
 
@@ -586,15 +698,20 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     passes : int, default=1
         More than 1: every shard is learned again starting from the merged model, and the
         results merged again.
-    tail : float in [0, 1), default=0.2
-        The fraction of every shard's chunks (one in five for 0.2) held back: the
-        rest of the shards is learned and merged, then every shard learns its held-back
-        chunks starting from the merged model, and those K models are merged (and solved
-        exactly) again. Each example is still learned once. The held-back examples correct
-        the merged model as later examples correct the single stream; the second merge
-        folds K copies of one model, nearly without loss (``docs/results/distributed.md``).
-        0 merges once; with one shard there is nothing to merge and the shard is learned in
-        one go.
+    tail : float in [0, 1), default=0.5
+        The fraction of every shard's chunks (every other chunk for 0.5) held back from
+        the first merge: the rest of the shards is learned and merged, then the held-back
+        chunks are learned in ``rounds`` further stages, every shard starting each from
+        the model merged after the stage before, and the K models merged (and solved
+        exactly) again after each. Each example is still learned once. The held-back
+        examples correct the merged model as later examples correct the single stream;
+        K models grown from one merged model merge nearly without loss, the less the
+        fewer examples they learned since (``docs/results/distributed.md``). 0 merges
+        once; with one shard there is nothing to merge and the shard is learned in one go.
+    rounds : int, default=3
+        Stages the held-back chunks are learned in, halving: with ``tail=0.5``, 3 rounds
+        learn a quarter, an eighth and an eighth of every shard (stages of 1/2, 1/4, 1/8,
+        1/8: four stages, four merges). 1 learns them in one stage.
 
     Returns
     -------
@@ -604,6 +721,7 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
     tail = _check_tail(tail)
+    rounds = _check_rounds(rounds)
     _check_learner(estimator, passes)
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size!r}.")
@@ -624,27 +742,29 @@ def fit(estimator, X, y, *, client=None, classes=None, chunk_size=10_000, passes
     first = _compute(dask, xs[0], client)
     shard = dask.delayed(_fit_shard, pure=False)
     k = len(xs)
-    run = _cluster_stage(lambda cls, params, start, part: [
-        shard(cls, params, xb, yb, classes, chunk_size, start, part, tail, k)
+    fracs = _fractions(tail, rounds, k)
+    run = _cluster_stage(lambda cls, params, start, stage: [
+        shard(cls, params, xb, yb, classes, chunk_size, start, stage, fracs, k)
         for xb, yb in zip(xs, ys)], classes, client)
     return _adopt(estimator, _fit_passes(estimator, run, first, classes, chunk_size, passes,
-                                         tail, k))
+                                         len(fracs)))
 
 
-def _fit_passes(estimator, run_stage, first, classes, chunk_size, passes, tail, n_shards):
-    """The passes of shard and merge. Each pass is one stage ('all') or, with ``tail`` > 0
-    and more than one shard, two: 'head' (most of every shard's chunks) and then 'tail'
-    (the chunks held back, learned by every shard starting from the model merged after
-    the head). ``run_stage(cls, params, start, part)`` learns every shard's part of a stage
-    starting from ``start`` (None: a new learner) and returns the tree merge of the
-    results; its twins, solved exactly, start the next stage."""
+def _fit_passes(estimator, run_stage, first, classes, chunk_size, passes, n_stages):
+    """The passes of shard and merge. Each pass is ``n_stages`` stages (one: all of every
+    shard; with ``tail`` > 0 and more than one shard, the first stage learns most of every
+    shard's chunks, and every later stage the chunks held back for it, starting from the
+    model merged after the stage before: :func:`_fractions`). ``run_stage(cls, params,
+    gamma_, start, stage)`` learns every shard's chunks of ``stage`` starting from ``start``
+    (None: a new learner) and returns the tree merge of the results; its twins, solved
+    exactly, start the next stage."""
     gamma_ = _gamma_from_first_block(estimator, first, chunk_size)
     params = _params_for_shard(estimator, gamma_)
     cls = type(estimator)
     start = None
     for _ in range(int(passes)):
-        for part in _stages(tail, n_shards):
-            twins = run_stage(cls, params, gamma_, start, part)
+        for stage in range(int(n_stages)):
+            twins = run_stage(cls, params, gamma_, start, stage)
             if twins is None:
                 raise ValueError("The data hold no rows: nothing to learn.")
             if start is not None:               # the counters of the stages before
@@ -661,14 +781,14 @@ def _fit_passes(estimator, run_stage, first, classes, chunk_size, passes, tail, 
 
 def _cluster_stage(shards, classes, client):
     """``run_stage`` of :func:`_fit_passes` on a cluster: ``shards(cls, params, start,
-    part)`` gives the delayed shard results; their delayed tree of merges is computed."""
+    stage)`` gives the delayed shard results; their delayed tree of merges is computed."""
     dask = _dask()
 
-    def run_stage(cls, params, gamma_, start, part):
+    def run_stage(cls, params, gamma_, start, stage):
         start_ref = start
         if start is not None and client is not None:
             start_ref = client.scatter(start, broadcast=True, hash=False)
-        parts = shards(cls, params, start_ref, part)
+        parts = shards(cls, params, start_ref, stage)
         merge = dask.delayed(_merge_pair, pure=True)
         return _compute(dask, _reduce_tree(merge, parts, cls, params, classes, gamma_),
                         client)
@@ -680,6 +800,12 @@ def _check_tail(tail):
     if not 0.0 <= tail < 1.0:
         raise ValueError(f"tail must be in [0, 1); got {tail!r}.")
     return tail
+
+
+def _check_rounds(rounds):
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be an integer of at least 1; got {rounds!r}.")
+    return int(rounds)
 
 
 # --------------------------------------------------------------------------- files
@@ -702,18 +828,20 @@ def _scan_file(path, fmt, options):
 
 
 def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transform, start,
-                    part="all", tail=0.0, n_shards=1):
-    """Learn one file (on a worker), read in chunks, those of stage ``part``
-    (:func:`_in_part`; the others are read and skipped); ``transform`` (e.g. a scaler) is
-    applied to each chunk."""
+                    stage=0, fracs=(1.0,), n_shards=1):
+    """Learn one file (on a worker), read in chunks, those of ``stage``
+    (:func:`_chunk_stages`; the others are read and skipped); ``transform`` (e.g. a scaler)
+    is applied to each chunk."""
     est = cls(**params) if start is None else copy.deepcopy(start)
-    for i, (X, y) in enumerate(_read_file(path, fmt, options, chunk_size)):
-        if not _in_part(i, part, tail):
+    probe = None
+    for (X, y), s in zip(_read_file(path, fmt, options, chunk_size), _chunk_stages(fracs)):
+        if s != stage:
             continue
         if transform is not None:
             X = transform(X)
         est.partial_fit(X, y, classes=classes)
-    return _result_of(est, start, n_shards)
+        probe = _probe_of(X)
+    return _result_of(est, start, n_shards, probe)
 
 
 def _score_file(model, path, fmt, options, chunk_size, transform, what):
@@ -728,7 +856,8 @@ def _score_file(model, path, fmt, options, chunk_size, transform, what):
 
 
 def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
-              chunk_size=10_000, passes=1, transform=None, tail=TAIL, **options):
+              chunk_size=10_000, passes=1, transform=None, tail=TAIL, rounds=ROUNDS,
+              **options):
     """:func:`fit` over files: one shard per file, read on the workers in chunks (so the
     files must be on storage every worker sees, e.g. a shared file system).
 
@@ -737,8 +866,8 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
     ``comments``). Without ``classes`` (or, for LIBSVM, ``n_features``) every file is read
     once more on the cluster to find them. ``transform`` (a picklable callable, such as a
     frozen ``StreamingStandardizer``'s ``transform``) is applied to every chunk. A bad row
-    raises the reader's error, naming the file and line. ``tail``: as for :func:`fit`
-    (both stages read the whole file; each learns its own chunks)."""
+    raises the reader's error, naming the file and line. ``tail``, ``rounds``: as for
+    :func:`fit` (every stage reads the whole file and learns its own chunks)."""
     dask = _dask()
     paths = [str(p) for p in paths]
     if not paths:
@@ -746,6 +875,7 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
     tail = _check_tail(tail)
+    rounds = _check_rounds(rounds)
     _check_learner(estimator, passes)
     chunk_size = int(chunk_size)
     client = _client(client)
@@ -768,11 +898,12 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
     first = X0 if transform is None else transform(X0)
     shard = dask.delayed(_fit_file_shard, pure=False)
     k = len(paths)
-    run = _cluster_stage(lambda cls, params, start, part: [
-        shard(cls, params, p, fmt, options, classes, chunk_size, transform, start, part,
-              tail, k) for p in paths], classes, client)
+    fracs = _fractions(tail, rounds, k)
+    run = _cluster_stage(lambda cls, params, start, stage: [
+        shard(cls, params, p, fmt, options, classes, chunk_size, transform, start, stage,
+              fracs, k) for p in paths], classes, client)
     return _adopt(estimator, _fit_passes(estimator, run, first, classes, chunk_size, passes,
-                                         tail, k))
+                                         len(fracs)))
 
 
 def predict_files(estimator, paths, *, fmt="libsvm", client=None, chunk_size=10_000,
@@ -824,14 +955,15 @@ def _adopt(estimator, fitted):
 
 # --------------------------------------------------------------------------- simulation
 def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000, passes=1,
-             tail=TAIL):
+             tail=TAIL, rounds=ROUNDS):
     """Shard and merge in this process, without a cluster: split (X, y) (NumPy) into
     ``n_shards`` consecutive shards, learn each, merge them in a tree and solve the merged
-    twins exactly, exactly as :func:`fit` does on a cluster (``passes``, ``tail``: as
-    there). Returns a fitted copy."""
+    twins exactly, exactly as :func:`fit` does on a cluster (``passes``, ``tail``,
+    ``rounds``: as there). Returns a fitted copy."""
     if int(passes) < 1:
         raise ValueError(f"passes must be at least 1; got {passes!r}.")
     tail = _check_tail(tail)
+    rounds = _check_rounds(rounds)
     _check_learner(estimator, passes)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
@@ -839,9 +971,11 @@ def simulate(estimator, X, y, n_shards, *, classes=None, chunk_size=10_000, pass
     k = int(n_shards)
     bounds = np.linspace(0, X.shape[0], k + 1).astype(int)
 
-    def run_stage(cls, params, gamma_, start, part):
+    fracs = _fractions(tail, rounds, k)
+
+    def run_stage(cls, params, gamma_, start, stage):
         parts = [_fit_shard(cls, params, X[lo:hi], y[lo:hi], classes, chunk_size, start,
-                            part, tail, k) for lo, hi in zip(bounds[:-1], bounds[1:])]
+                            stage, fracs, k) for lo, hi in zip(bounds[:-1], bounds[1:])]
         return _reduce_tree(_merge_pair, parts, cls, params, classes, gamma_)
-    est = _fit_passes(estimator, run_stage, X, classes, chunk_size, passes, tail, k)
+    est = _fit_passes(estimator, run_stage, X, classes, chunk_size, passes, len(fracs))
     return _adopt(type(estimator)(**estimator.get_params(deep=False)), est)

@@ -7,7 +7,9 @@ process). Writes the tables as Markdown and the plot for docs/results/distribute
 Parts (``--parts``): ``train`` (LocalCluster of 1 and of 2 worker processes, one thread
 each, on the same 2 shards of the N-Checkerboard stream generated on the workers),
 ``score`` (predict N rows with 1 and 2 workers), ``shards`` (in-process simulation on the
-board, IJCNN1 and Adult). The machine's load is printed with the figures: ratios measured
+board, IJCNN1 and Adult), ``seeds`` (in-process, 2 shards of the board against the single
+stream over several seeds: the mean and spread of the gap, for each stage schedule given by
+``--schedules TAIL:ROUNDS ...``). The machine's load is printed with the figures: ratios measured
 on a loaded machine are not the speed-up.
 """
 import argparse
@@ -123,13 +125,15 @@ def part_score(n, out):
     return times
 
 
-def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_000):
+def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_000,
+                rounds=fd.ROUNDS):
     sets = [("N-Checkerboard", None)] if board else []
     if data_dir:
         sets += [("IJCNN1", "ijcnn"), ("Adult", "adult")]
     curves = {}
     out.append(f"Accuracy against the number of shards K (in-process simulation of shard and "
                f"merge: K consecutive shards, tree merge, exact re-solve; tail = {tail}, "
+               f"rounds = {rounds}, "
                f"chunks of {chunk_size:,} rows), B = 100:\n")
     out.append("| data | " + " | ".join(f"K = {k}" for k in ks) + " |")
     out.append("|---|" + "---|" * len(ks))
@@ -150,7 +154,7 @@ def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_00
             if X.shape[0] // k < 200:
                 accs.append(np.nan)
                 continue
-            m = fd.simulate(make(), X, y, k, chunk_size=chunk_size, tail=tail)
+            m = fd.simulate(make(), X, y, k, chunk_size=chunk_size, tail=tail, rounds=rounds)
             accs.append(m.score(Xt, yt))
             print(name, k, accs[-1], flush=True)
         curves[name] = accs
@@ -158,6 +162,40 @@ def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_00
             "-" if np.isnan(a) else f"{100 * a:.2f}" for a in accs) + " |")
     out.append("")
     return curves
+
+
+def part_seeds(n, seeds, schedules, out, k=2, chunk_size=10_000):
+    """The gap of the merged model (k shards, in process) to the single stream on the
+    n-example board, seed by seed, for each (tail, rounds) schedule."""
+    Xt, yt = _block(5000, 10**6, 0.0)
+    rows = {sch: [] for sch in schedules}
+    singles = []
+    for seed in seeds:
+        X, y = _block(n, seed, 0.15)
+        single = fd.simulate(TVMClassifier(budget=100, gamma=GAMMA), X, y, 1,
+                             chunk_size=chunk_size).score(Xt, yt)
+        singles.append(single)
+        for tail, rounds in schedules:
+            m = fd.simulate(TVMClassifier(budget=100, gamma=GAMMA), X, y, k,
+                            chunk_size=chunk_size, tail=tail, rounds=rounds)
+            rows[(tail, rounds)].append(m.score(Xt, yt))
+            print(seed, "single", single, (tail, rounds), rows[(tail, rounds)][-1], flush=True)
+    out.append(f"{k} shards of the {n:,}-example board against the single stream (clean "
+               f"5,000-point test set; chunks of {chunk_size:,} rows), seeds "
+               f"{', '.join(map(str, seeds))}:\n")
+    out.append("| schedule | " + " | ".join(f"seed {s}" for s in seeds)
+               + " | mean gap | spread (sd) |")
+    out.append("|---|" + "---|" * (len(seeds) + 2))
+    out.append("| single stream | " + " | ".join(f"{100 * a:.2f}" for a in singles)
+               + " | | |")
+    for (tail, rounds), accs in rows.items():
+        gaps = 100 * (np.asarray(accs) - np.asarray(singles))
+        sd = gaps.std(ddof=1) if len(gaps) > 1 else 0.0
+        out.append(f"| tail={tail}, rounds={rounds} | "
+                   + " | ".join(f"{100 * a:.2f} ({g:+.2f})" for a, g in zip(accs, gaps))
+                   + f" | **{gaps.mean():+.2f}** | {sd:.2f} |")
+    out.append("")
+    return singles, rows
 
 
 def plot(curves, ks, path):
@@ -194,6 +232,12 @@ def main():
                     help="shards part: only IJCNN1 and Adult")
     ap.add_argument("--tail", type=float, default=fd.TAIL,
                     help="fraction of each shard learned after the first merge (0: one merge)")
+    ap.add_argument("--rounds", type=int, default=fd.ROUNDS,
+                    help="stages the held-back fraction is learned in (halving)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
+                    help="seeds part: the board's seeds")
+    ap.add_argument("--schedules", nargs="+", default=[f"{fd.TAIL}:{fd.ROUNDS}", "0.2:1"],
+                    help="seeds part: TAIL:ROUNDS stage schedules to compare")
     args = ap.parse_args()
     out = [f"(load average at start {_load():.1f}, {os.cpu_count()} cores)\n"]
     if "train" in args.parts:
@@ -202,9 +246,12 @@ def main():
         part_score(args.n, out)
     if "shards" in args.parts:
         curves = part_shards(args.n, args.data_dir, args.ks, out, args.tail,
-                             not args.no_board, args.chunk_size)
+                             not args.no_board, args.chunk_size, args.rounds)
         if args.plot:
             plot(curves, args.ks, args.plot)
+    if "seeds" in args.parts:
+        schedules = [(float(t), int(r)) for t, r in (v.split(":") for v in args.schedules)]
+        part_seeds(args.n, args.seeds, schedules, out, chunk_size=args.chunk_size)
     print("\n".join(out))
 
 

@@ -110,18 +110,118 @@ def test_merge_twins_keeps_weights_and_budget():
     assert (m["Q"] >= allq.min(0) - 1e-12).all() and (m["Q"] <= allq.max(0) + 1e-12).all()
 
 
-@pytest.mark.parametrize("tail", [0.1, 0.2, 0.25, 0.5])
-def test_the_two_stages_learn_every_chunk_once(tail):
-    for n_chunks in (1, 3, 4, 10, 37):
-        head = [i for i in range(n_chunks) if fd._in_part(i, "head", tail)]
-        back = [i for i in range(n_chunks) if fd._in_part(i, "tail", tail)]
-        assert sorted(head + back) == list(range(n_chunks))
-        assert all(fd._in_part(i, "all", tail) for i in range(n_chunks))
-        # a fraction `tail` of the chunks, spread evenly: within one chunk of it
-        assert abs(len(back) - tail * n_chunks) <= 1
-        assert not fd._in_part(0, "tail", tail)          # a shard of one chunk: all head
-    assert [i for i in range(10) if fd._in_part(i, "tail", 0.2)] == [2, 7]
-    assert [i for i in range(6) if fd._in_part(i, "tail", 0.5)] == [1, 3, 5]
+def test_pair_twins_is_the_assignment_of_least_total_cost():
+    import itertools
+    rng = np.random.default_rng(3)
+    from fastbudget.engine import kernel_params
+    code, kpar = kernel_params("rbf", 0.5, 3, 1.0)
+    for na, nb in ((5, 5), (4, 6), (6, 3)):
+        a = {"Q": rng.normal(size=(na, 2)), "s_pos": rng.integers(0, 5, na).astype(float),
+             "s_neg": rng.integers(1, 5, na).astype(float), "fq": rng.normal(size=na),
+             "counters": np.arange(5)}
+        b = {"Q": rng.normal(size=(nb, 2)), "s_pos": rng.integers(0, 5, nb).astype(float),
+             "s_neg": rng.integers(1, 5, nb).astype(float), "fq": rng.normal(size=nb),
+             "counters": np.arange(5)}
+        m = fd.pair_twins(a, b, kernel_code=code, kpar=kpar)
+        assert m["Q"].shape == (max(na, nb), 2)
+        assert m["s_pos"].sum() == pytest.approx(a["s_pos"].sum() + b["s_pos"].sum())
+        assert m["s_neg"].sum() == pytest.approx(a["s_neg"].sum() + b["s_neg"].sum())
+        assert m["counters"][2] == 2 * 2 + min(na, nb)
+        # brute force over every pairing of the smaller side into the larger
+        sa, sb = a["s_pos"] + a["s_neg"], b["s_pos"] + b["s_neg"]
+        d2 = ((a["Q"][:, None] - b["Q"][None]) ** 2).sum(-1)
+        cost = sa[:, None] * sb[None] * d2 / (sa[:, None] + sb[None])
+        if na <= nb:
+            best = min(sum(cost[i, j] for i, j in enumerate(p))
+                       for p in itertools.permutations(range(nb), na))
+        else:
+            best = min(sum(cost[i, j] for j, i in enumerate(p))
+                       for p in itertools.permutations(range(na), nb))
+        # every merged twin is the weighted mean of one pair: recover the pairs and their
+        # total cost
+        pairs = []
+        for qi, si in zip(m["Q"], m["s_pos"] + m["s_neg"]):
+            for i in range(na):
+                for j in range(nb):
+                    if np.isclose(si, sa[i] + sb[j]) and np.allclose(
+                            qi, (sa[i] * a["Q"][i] + sb[j] * b["Q"][j]) / (sa[i] + sb[j])):
+                        pairs.append((i, j))
+        assert len(pairs) >= min(na, nb)
+        got = sum(cost[i, j] for i, j in pairs[:min(na, nb)])
+        assert got == pytest.approx(best, rel=1e-9)
+
+
+def test_merge_pair_keeps_the_fold_that_agrees_most_with_the_union(data):
+    X, y, Xt, yt = data
+    params = TVMClassifier(budget=30, gamma=GAMMA).get_params()
+    classes = np.array([-1, 1])
+    fracs = (0.5, 0.5)
+    heads = [fd._fit_shard(TVMClassifier, params, X[p], y[p], classes, 2000, None, 0, fracs, 2)
+             for p in np.array_split(np.arange(X.shape[0]), 2)]
+    for h in heads:                    # the probe rows: the first rows of the last chunk
+        assert h["probe"].shape == (min(fd.PROBE_ROWS, 2000), 2)
+    start = fd._start_model(TVMClassifier, params, None, classes, GAMMA,
+                            fd._merge_pair(*heads, TVMClassifier, params, classes, GAMMA))
+    parts = [fd._fit_shard(TVMClassifier, params, X[p], y[p], classes, 2000, start, 1, fracs,
+                           2) for p in np.array_split(np.arange(X.shape[0]), 2)]
+    m = fd._merge_pair(*parts, TVMClassifier, params, classes, GAMMA)
+    again = fd._merge_pair(*parts, TVMClassifier, params, classes, GAMMA)
+    for k in ("Q", "s_pos", "s_neg"):
+        np.testing.assert_array_equal(m[k], again[k])              # deterministic
+    # the two folds of the union, and the union's exact SVM, rebuilt here
+    probe = np.concatenate([p["probe"] for p in parts])
+    np.testing.assert_array_equal(m["probe"], probe)
+    union = {k: np.concatenate([parts[0][k], parts[1][k]]) for k in ("Q", "s_pos", "s_neg")}
+    union.update(kind="tvm", counters=np.zeros(5, dtype=np.int64))
+    u = fd._start_model(TVMClassifier, dict(params, budget=union["Q"].shape[0]), None,
+                        classes, GAMMA, union)
+    n0 = parts[0]["Q"].shape[0]
+    fq = u.twins_.fq[:union["Q"].shape[0]]
+    a = dict(parts[0], fq=fq[:n0].copy())
+    b = dict(parts[1], fq=fq[n0:].copy())
+    code, kpar = fd._kernel_of(params, GAMMA)
+    folds = [fd.merge_twins(a, b, budget=30, kernel_code=code, kpar=kpar, m2=2.0),
+             fd.pair_twins(a, b, kernel_code=code, kpar=kpar)]
+    target = u.decision_function(probe) >= 0
+    agree = [np.count_nonzero((fd._start_model(TVMClassifier, params, None, classes, GAMMA, f)
+                               .decision_function(probe) >= 0) == target) for f in folds]
+    k = int(np.argmax(agree))
+    np.testing.assert_array_equal(m["Q"], folds[k]["Q"])
+    np.testing.assert_array_equal(m["s_pos"], folds[k]["s_pos"])
+    print("agreement with the union on the probe rows (TVM's rule, pairing):", agree)
+
+
+@pytest.mark.parametrize("tail,rounds", [(0.1, 1), (0.2, 1), (0.25, 1), (0.5, 1), (0.5, 3),
+                                         (0.3, 2), (0.6, 4)])
+def test_the_stages_learn_every_chunk_once(tail, rounds):
+    fracs = fd._fractions(tail, rounds, 2)
+    assert len(fracs) == rounds + 1 and sum(fracs) == pytest.approx(1.0, abs=1e-15)
+    assert fracs[0] == pytest.approx(1 - tail)
+    if rounds > 1:                   # the held-back chunks halved, the last two rounds equal
+        assert fracs[-1] == fracs[-2] == tail / 2 ** (rounds - 1)
+        assert fracs[1] == tail / 2
+    for n_chunks in (1, 3, 4, 10, 37, 400):
+        stages = [fd._stage_chunks(n_chunks, fracs, s) for s in range(len(fracs))]
+        assert sorted(sum(stages, [])) == list(range(n_chunks))
+        # every stage's share of the chunks, spread evenly: within a chunk of it in every
+        # prefix of the shard (a reader need not know the shard's length)
+        for s, f in enumerate(fracs):
+            assert abs(len(stages[s]) - f * n_chunks) <= 1, (s, stages)
+            for m in range(1, n_chunks + 1):
+                assert abs(sum(1 for i in stages[s] if i < m) - f * m) <= 1.0 + 1e-9
+        assert 0 in stages[0]                              # a shard of one chunk: stage 0
+    assert fd._fractions(tail, rounds, 1) == (1.0,)        # one shard: one stage
+    assert fd._fractions(0.0, rounds, 4) == (1.0,)
+
+
+def test_the_stage_fractions_and_chunks_of_the_defaults():
+    assert fd._fractions(0.5, 3, 2) == (0.5, 0.25, 0.125, 0.125)
+    assert fd._fractions(0.2, 1, 2) == (0.8, 0.2)
+    # the one-round split of 0.2 and 0.5 holds back the same chunks as before the rounds
+    assert fd._stage_chunks(10, (0.8, 0.2), 1) == [2, 7]
+    assert fd._stage_chunks(6, (0.5, 0.5), 1) == [1, 3, 5]
+    assert [fd._stage_chunks(16, (0.5, 0.25, 0.125, 0.125), s) for s in range(4)] == [
+        [0, 2, 5, 7, 8, 10, 13, 15], [1, 6, 9, 14], [3, 11], [4, 12]]
 
 
 def test_a_shard_from_the_merged_model_keeps_its_share_of_the_weight(data):
@@ -134,7 +234,7 @@ def test_a_shard_from_the_merged_model_keeps_its_share_of_the_weight(data):
     m0 = start.twin_weights_.sum()
     for k in (1, 3):
         r = fd._fit_shard(TVMClassifier, params, X[8000:12000], y[8000:12000], classes, 2000,
-                          start, "all", 0.0, k)
+                          start, 0, (1.0,), k)
         est = copy.deepcopy(start)
         est.partial_fit(X[8000:12000], y[8000:12000])
         total = est.twin_weights_.sum()
@@ -175,6 +275,53 @@ def test_fit_on_the_cluster_equals_the_in_process_simulation(client, data):
     np.testing.assert_allclose(est.decision_function(Xt), sim.decision_function(Xt),
                                rtol=1e-12, atol=1e-12)
     assert est.n_seen_ == X.shape[0]
+
+
+def _late(block, delay):
+    time.sleep(delay)
+    return block
+
+
+def test_the_merged_model_does_not_depend_on_the_order_shards_finish(client, data):
+    # the tree pairs the shards by their position, not by when they finish: shard 0, then
+    # shard 1, is made to finish last (its block arrives late) in every one of the stages
+    import dask
+    from distributed import get_task_stream
+    X, y, Xt, _ = data
+    parts = np.array_split(np.arange(X.shape[0]), 2)
+    yd = da.from_array(y, chunks=(tuple(len(p) for p in parts),))
+    models = []
+    workers = sorted(client.scheduler_info()["workers"])
+    for slow in (0, 1):
+        blocks = []
+        for i, p in enumerate(parts):
+            # block i is made on worker i, so the other shard need not wait for a thread
+            with dask.annotate(workers=[workers[i]], allow_other_workers=False):
+                blocks.append(da.from_delayed(
+                    dask.delayed(_late, pure=False)(X[p], 2.0 if i == slow else 0.0),
+                    (len(p), 2), float))
+        Xd = da.concatenate(blocks)
+        with get_task_stream(client) as ts:
+            models.append(fd.fit(TVMClassifier(budget=40, gamma=GAMMA), Xd, yd, client=client,
+                                 classes=[-1, 1], chunk_size=2000))
+        def compute(name):
+            return [(c["start"], c["stop"]) for t in ts.data if name in str(t["key"])
+                    for c in t["startstops"] if c["action"] == "compute"]
+        stops = [stop for _, stop in compute("_fit_shard")]
+        # (Dask renames the task that makes the block: 'from-value-late-...')
+        waits = [w for w in compute("late") if w[1] - w[0] > 1.5]
+        n_stages = len(fd._fractions(fd.TAIL, fd.ROUNDS, 2))
+        assert len(stops) == 2 * n_stages
+        # the other shard was learned while the late block was being made (in 2 or 3 of
+        # the 4 stages in the runs seen: in the first stage the late block may be in
+        # memory already, read for the first rows, and Dask may start making it only
+        # after the other shard is done): shard 1 - slow finished first in this fit,
+        # shard slow in the other
+        assert sum(any(lo < t < hi for t in stops) for lo, hi in waits) >= 1, (stops, waits)
+    np.testing.assert_array_equal(models[0].twin_vectors_, models[1].twin_vectors_)
+    np.testing.assert_array_equal(models[0].twin_weights_, models[1].twin_weights_)
+    np.testing.assert_array_equal(models[0].decision_function(Xt),
+                                  models[1].decision_function(Xt))
 
 
 @pytest.mark.parametrize("tail", [0.0, 0.5])
