@@ -224,6 +224,34 @@ def _svc_p(svc, X):
     return svc.predict_proba(X)[:, list(svc.classes_).index(1)]
 
 
+def _svc_scores(name, Xa, ya, Xb, n_svc, kp, a):
+    """``SVC(C=100, probability=True)`` trained on ``Xa[:n_svc]``: a dict with its
+    P(y = +1) and decision values on the test set (``p``, ``f``) and on the rest of the
+    training stream ``Xa[n_svc:]`` (``p_rest``, ``f_rest``), its CPU and wall seconds and
+    its number of support vectors. With ``--svc-cache DIR`` the dict is saved to (and, when
+    present, read from) ``DIR/<name>-n<n_svc>-seed<seed>.npz``: SVC on 100,000 board
+    examples takes the better part of an hour of CPU, and its result does not depend on
+    anything this script changes."""
+    import os
+
+    path = None
+    if a.svc_cache:
+        os.makedirs(a.svc_cache, exist_ok=True)
+        path = os.path.join(a.svc_cache, f"{name}-n{n_svc}-seed{a.seed}.npz")
+        if os.path.exists(path):
+            with np.load(path) as z:
+                return {k: z[k] if z[k].ndim else float(z[k]) for k in z.files}
+    svc, t_svc, wall = _fit_svc(Xa[:n_svc], ya[:n_svc], kp)
+    rest = Xa[n_svc:]
+    out = {"p": _svc_p(svc, Xb), "f": svc.decision_function(Xb),
+           "p_rest": _svc_p(svc, rest) if len(rest) else np.empty(0),
+           "f_rest": svc.decision_function(rest) if len(rest) else np.empty(0),
+           "cpu": t_svc, "wall": wall, "n_sv": float(svc.n_support_.sum())}
+    if path:
+        np.savez(path, **out)
+    return out
+
+
 def run(name, a, budgets, svc_n, split):
     """Train and score every model on one data set.
 
@@ -273,15 +301,14 @@ def run(name, a, budgets, svc_n, split):
     svcs = {}
     for n_svc in svc_n:
         n_svc = len(ya) if n_svc <= 0 else min(n_svc, len(ya))
-        svc, t_svc, wall = _fit_svc(Xa[:n_svc], ya[:n_svc], kp)
-        svcs[n_svc] = (svc, t_svc)
-        notes.append(f"{name}, SVC on {n_svc:,}: {t_svc:.1f} CPU s, {wall:.1f} s wall, "
-                     f"{int(svc.n_support_.sum())} SVs")
-        ps = _svc_p(svc, Xb)
+        sv = _svc_scores(name, Xa, ya, Xb, n_svc, kp, a)
+        svcs[n_svc] = sv
+        notes.append(f"{name}, SVC on {n_svc:,}: {sv['cpu']:.1f} CPU s, {sv['wall']:.1f} s "
+                     f"wall, {int(sv['n_sv'])} SVs")
         label = f"SVC(probability=True) on {n_svc:,}"
-        rows.append((label, metrics(ps, yb, svc.decision_function(Xb)), t_svc))
-        preds[label] = ps
-        curves[f"SVC on {n_svc:,}"] = reliability(ps, yb)
+        rows.append((label, metrics(sv["p"], yb, sv["f"]), sv["cpu"]))
+        preds[label] = sv["p"]
+        curves[f"SVC on {n_svc:,}"] = reliability(sv["p"], yb)
     evals = [(f"{name}, test set", rows, preds, yb)]
     if split:
         # the same distribution as the training stream: train on the first `split`
@@ -301,11 +328,10 @@ def run(name, a, budgets, svc_n, split):
                 p_old = _plain_sums_map(fp, yp)(f2)
                 rows2.append((label, metrics(p_old, y2, f2), t_tvm))
                 preds2[label] = p_old
-        svc, t_svc = svcs.get(split) or _fit_svc(X1, y1, kp)[:2]
-        ps = _svc_p(svc, X2)
+        sv = svcs.get(split) or _svc_scores(name, Xa, ya, Xb, split, kp, a)
         label = f"SVC(probability=True) on {split:,}"
-        rows2.append((label, metrics(ps, y2, svc.decision_function(X2)), t_svc))
-        preds2[label] = ps
+        rows2.append((label, metrics(sv["p_rest"], y2, sv["f_rest"]), sv["cpu"]))
+        preds2[label] = sv["p_rest"]
         evals.append((f"{name}, training examples {split + 1:,}-{len(ya):,} (models trained "
                       f"on the first {split:,})", rows2, preds2, y2))
     return evals, curves, notes
@@ -372,6 +398,9 @@ def main(argv=None):
                     help="bootstrap resamples of the test set for the intervals")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--png", default=None)
+    ap.add_argument("--svc-cache", default=None,
+                    help="directory where SVC's predictions are saved and, when present, "
+                         "read back instead of training SVC again")
     a = ap.parse_args(argv)
     allcurves = {}
     budgets = {k: [int(b) for b in v.split(",")] for k, v in (x.split("=") for x in a.budgets)}
