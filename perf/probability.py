@@ -5,6 +5,7 @@ Run from the repository root::
     python perf/probability.py --data-dir ../shared/data [--before] \
         [--budgets N-Checkerboard=100 IJCNN1=100,1000] \
         [--svc-n N-Checkerboard=20000 IJCNN1=20000,0] [--split IJCNN1=20000] [--boot 1000] \
+        [--tail-variants 3 10 30] [--svc-cache DIR] [--svc-cache-mb 200] \
         [--png docs/results/probability.png]
 
 Two data sets, both scored on *noisy* test labels (the labels a user sees):
@@ -22,7 +23,11 @@ the chunk is learned (``fastbudget.calibration``). ``SVC(C=100, probability=True
 kernel; Platt scaling by 5-fold cross-validation inside) is trained on the first ``--svc-n``
 examples of the same order (0: all of them, the same data as TVM). With ``--split NAME=N``
 every model is also trained on the first N training examples and scored on the rest of the
-training file (the training distribution, which IJCNN1's test file does not follow).
+training file (the training distribution, which IJCNN1's test file does not follow); SVC
+only when N is among its ``--svc-n``. ``--tail-variants K ...`` adds rows for TVM with
+Platt's sigmoid in the tails of its map (the bins beyond which fewer than K positives, or
+negatives, were seen), with their paired differences to the map as it is. ``--svc-cache
+DIR`` keeps SVC's predictions between runs.
 
 Printed per model: log-loss, expected calibration error (ECE) over 15 equal-width and over
 15 equal-mass bins of the predicted P(y = +1), with 95 % percentile bootstrap intervals over
@@ -208,10 +213,39 @@ def _plain_sums_map(f, y):
     return cal.CalibrationMap(stats)
 
 
-def _fit_svc(X, y, kp):
+def _platt_tails_map(stats, k):
+    """A variant of the map for the tails (``--tail-variants``): Platt's sigmoid, instead
+    of the bins' own rates, in the bins below which fewer than ``k`` positives were seen
+    (and above which fewer than ``k`` negatives), the rest as ``CalibrationMap``. Built by
+    replacing those bins' positives by their weight times the sigmoid of the statistics'
+    own Platt fit, so that their shrunk rates are the sigmoid."""
+    from fastbudget import calibration as cal
+
+    n, pos, su = stats
+    live = n > 0
+    f = np.sinh(su[live] / n[live])
+    A, B = cal._fit_sigmoid(f, n[live], pos[live])
+    lo = np.cumsum(pos[live]) < k
+    hi = np.cumsum((n[live] - pos[live])[::-1])[::-1] < k
+    new = stats.copy()
+    new[1, live] = np.where(lo | hi, n[live] * cal._sigmoid(A * f + B), pos[live])
+    return cal.CalibrationMap(new)
+
+
+def _tail_rows(clf, f, y, prefix, rows, preds, a, t_tvm):
+    """Rows of the tail variants (``--tail-variants``) of ``clf``'s map on scores ``f``."""
+    for k in a.tail_variants:
+        p = _platt_tails_map(clf.__dict__["_calibration_stats"], k)(f)
+        label = f"{prefix}, Platt tails (< {k:g} positives)"
+        rows.append((label, metrics(p, y, f), t_tvm))
+        preds[label] = p
+
+
+def _fit_svc(X, y, kp, cache_mb=200.0):
     from sklearn.svm import SVC
 
-    svc = SVC(C=100.0, probability=True, random_state=0, **kp)
+    # cache_size (LIBSVM's kernel cache) changes the time, not the solution
+    svc = SVC(C=100.0, probability=True, random_state=0, cache_size=cache_mb, **kp)
     t0 = time.process_time()
     w0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -222,6 +256,34 @@ def _fit_svc(X, y, kp):
 
 def _svc_p(svc, X):
     return svc.predict_proba(X)[:, list(svc.classes_).index(1)]
+
+
+def _svc_scores(name, Xa, ya, Xb, n_svc, kp, a):
+    """``SVC(C=100, probability=True)`` trained on ``Xa[:n_svc]``: a dict with its
+    P(y = +1) and decision values on the test set (``p``, ``f``) and on the rest of the
+    training stream ``Xa[n_svc:]`` (``p_rest``, ``f_rest``), its CPU and wall seconds and
+    its number of support vectors. With ``--svc-cache DIR`` the dict is saved to (and, when
+    present, read from) ``DIR/<name>-n<n_svc>-seed<seed>.npz``: SVC on 100,000 board
+    examples takes the better part of an hour of CPU, and its result does not depend on
+    anything this script changes."""
+    import os
+
+    path = None
+    if a.svc_cache:
+        os.makedirs(a.svc_cache, exist_ok=True)
+        path = os.path.join(a.svc_cache, f"{name}-n{n_svc}-seed{a.seed}.npz")
+        if os.path.exists(path):
+            with np.load(path) as z:
+                return {k: z[k] if z[k].ndim else float(z[k]) for k in z.files}
+    svc, t_svc, wall = _fit_svc(Xa[:n_svc], ya[:n_svc], kp, a.svc_cache_mb)
+    rest = Xa[n_svc:]
+    out = {"p": _svc_p(svc, Xb), "f": svc.decision_function(Xb),
+           "p_rest": _svc_p(svc, rest) if len(rest) else np.empty(0),
+           "f_rest": svc.decision_function(rest) if len(rest) else np.empty(0),
+           "cpu": t_svc, "wall": wall, "n_sv": float(svc.n_support_.sum())}
+    if path:
+        np.savez(path, **out)
+    return out
 
 
 def run(name, a, budgets, svc_n, split):
@@ -261,6 +323,7 @@ def run(name, a, budgets, svc_n, split):
         rows.append((label, metrics(p, yb, f), t_tvm))
         preds[label] = p
         rows.append((f"TVM B={B}, Platt stage only", metrics(p_platt, yb, f), t_tvm))
+        _tail_rows(clf, f, yb, f"TVM B={B}", rows, preds, a, t_tvm)
         if a.before:
             fp, yp = _prequential(Xa, ya, B, kp, a.chunk)
             p_old = _plain_sums_map(fp, yp)(f)
@@ -273,15 +336,14 @@ def run(name, a, budgets, svc_n, split):
     svcs = {}
     for n_svc in svc_n:
         n_svc = len(ya) if n_svc <= 0 else min(n_svc, len(ya))
-        svc, t_svc, wall = _fit_svc(Xa[:n_svc], ya[:n_svc], kp)
-        svcs[n_svc] = (svc, t_svc)
-        notes.append(f"{name}, SVC on {n_svc:,}: {t_svc:.1f} CPU s, {wall:.1f} s wall, "
-                     f"{int(svc.n_support_.sum())} SVs")
-        ps = _svc_p(svc, Xb)
+        sv = _svc_scores(name, Xa, ya, Xb, n_svc, kp, a)
+        svcs[n_svc] = sv
+        notes.append(f"{name}, SVC on {n_svc:,}: {sv['cpu']:.1f} CPU s, {sv['wall']:.1f} s "
+                     f"wall, {int(sv['n_sv'])} SVs")
         label = f"SVC(probability=True) on {n_svc:,}"
-        rows.append((label, metrics(ps, yb, svc.decision_function(Xb)), t_svc))
-        preds[label] = ps
-        curves[f"SVC on {n_svc:,}"] = reliability(ps, yb)
+        rows.append((label, metrics(sv["p"], yb, sv["f"]), sv["cpu"]))
+        preds[label] = sv["p"]
+        curves[f"SVC on {n_svc:,}"] = reliability(sv["p"], yb)
     evals = [(f"{name}, test set", rows, preds, yb)]
     if split:
         # the same distribution as the training stream: train on the first `split`
@@ -295,17 +357,18 @@ def run(name, a, budgets, svc_n, split):
             f2 = clf.decision_function(X2)
             rows2.append((label, metrics(p, y2, f2), t_tvm))
             preds2[label] = p
+            _tail_rows(clf, f2, y2, f"TVM B={B} on {split:,}", rows2, preds2, a, t_tvm)
             if a.before:
                 fp, yp = _prequential(X1, y1, B, kp, a.chunk)
                 label = f"TVM B={B} on {split:,}, plain sums (before)"
                 p_old = _plain_sums_map(fp, yp)(f2)
                 rows2.append((label, metrics(p_old, y2, f2), t_tvm))
                 preds2[label] = p_old
-        svc, t_svc = svcs.get(split) or _fit_svc(X1, y1, kp)[:2]
-        ps = _svc_p(svc, X2)
-        label = f"SVC(probability=True) on {split:,}"
-        rows2.append((label, metrics(ps, y2, svc.decision_function(X2)), t_svc))
-        preds2[label] = ps
+        sv = svcs.get(split)          # (SVC on the split only when it is among --svc-n)
+        if sv is not None:
+            label = f"SVC(probability=True) on {split:,}"
+            rows2.append((label, metrics(sv["p_rest"], y2, sv["f_rest"]), sv["cpu"]))
+            preds2[label] = sv["p_rest"]
         evals.append((f"{name}, training examples {split + 1:,}-{len(ya):,} (models trained "
                       f"on the first {split:,})", rows2, preds2, y2))
     return evals, curves, notes
@@ -335,6 +398,15 @@ def _print_eval(title, rows, preds, yb, a):
               f"{fl[0]:.4f} / {fl[1]:.4f} | "
               f"{m['accuracy']:.4f} | {m['AUC']:.4f} | {m['best-LL']:.4f} | {t:.1f} |",
               flush=True)
+    variants = [k for k in preds if ", Platt tails" in k]
+    if variants:
+        print("\nPaired differences, tail variant - the same TVM's online calibration "
+              "(negative: the variant is better; 95 % bootstrap intervals)\n")
+        print("| model | log-loss | ECE (equal-width) | ECE (equal-mass) |")
+        print("|---|---:|---:|---:|")
+        for label in variants:
+            ref = label.split(", Platt tails")[0] + ", online calibration"
+            _print_diff(label, ref, preds, reps, yb)
     svcs = [k for k in preds if k.startswith("SVC")]
     if svcs:
         ref = svcs[-1]
@@ -343,14 +415,17 @@ def _print_eval(title, rows, preds, yb, a):
         print("| model | log-loss | ECE (equal-width) | ECE (equal-mass) |")
         print("|---|---:|---:|---:|")
         for label in preds:
-            if label == ref:
-                continue
-            d = reps[label] - reps[ref]
-            pts = [log_loss(preds[label], yb) - log_loss(preds[ref], yb),
-                   ece(preds[label], yb) - ece(preds[ref], yb),
-                   ece_mass(preds[label], yb) - ece_mass(preds[ref], yb)]
-            print(f"| {label} | " + " | ".join(
-                _ci(pts[k], d, k, "+.4f") for k in range(3)) + " |", flush=True)
+            if label != ref and ", Platt tails" not in label:
+                _print_diff(label, ref, preds, reps, yb)
+
+
+def _print_diff(label, ref, preds, reps, yb):
+    d = reps[label] - reps[ref]
+    pts = [log_loss(preds[label], yb) - log_loss(preds[ref], yb),
+           ece(preds[label], yb) - ece(preds[ref], yb),
+           ece_mass(preds[label], yb) - ece_mass(preds[ref], yb)]
+    print(f"| {label} | " + " | ".join(
+        _ci(pts[k], d, k, "+.4f") for k in range(3)) + " |", flush=True)
 
 
 def main(argv=None):
@@ -372,6 +447,16 @@ def main(argv=None):
                     help="bootstrap resamples of the test set for the intervals")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--png", default=None)
+    ap.add_argument("--tail-variants", nargs="*", type=float, default=[],
+                    help="also score TVM with Platt's sigmoid in the tails of its map: one "
+                         "row per K, the bins beyond which fewer than K positives "
+                         "(negatives) were seen")
+    ap.add_argument("--svc-cache-mb", type=float, default=200.0,
+                    help="LIBSVM kernel cache of SVC in MB (scikit-learn's default 200; "
+                         "more is faster on large sets and gives the same model)")
+    ap.add_argument("--svc-cache", default=None,
+                    help="directory where SVC's predictions are saved and, when present, "
+                         "read back instead of training SVC again")
     a = ap.parse_args(argv)
     allcurves = {}
     budgets = {k: [int(b) for b in v.split(",")] for k, v in (x.split("=") for x in a.budgets)}

@@ -50,6 +50,47 @@ def test_map_is_strictly_increasing_and_agrees_with_the_sign_of_f():
         assert ((p >= cal.P_MIN) & (p <= 1 - cal.P_MIN)).all()
 
 
+def test_the_tails_follow_the_outermost_bins_and_are_not_pulled_towards_one_half():
+    """At the far ends the map gives the outermost bins' own rates: thousands of
+    examples and no positive map near 0, beyond the last value seen the map is at most
+    the lowest bin's rate (shrunk towards the sigmoid by PRIOR_WEIGHT pseudo-examples) and
+    at least the highest bin's, and where the far bins' rate stays away from 0 / 1 (noisy
+    labels) the map keeps it instead of following the sigmoid towards 0 / 1 (the tails
+    were measured in docs/results/probability.md: Platt's sigmoid in them did not help)."""
+    rng = np.random.default_rng(11)
+    # clean tails: 3,000 examples with f in [-30, -10], none positive; 3,000 in [10, 30],
+    # all positive; a noisy middle
+    f_mid, y_mid, _ = _noisy(20_000, seed=11)
+    f_mid = np.clip(f_mid, -5, 5)
+    f = np.r_[rng.uniform(-30, -10, 3000), f_mid, rng.uniform(10, 30, 3000)]
+    y = np.r_[-np.ones(3000), y_mid, np.ones(3000)]
+    stats = cal.update_stats(None, f, y, np.ones_like(f))
+    m = cal.CalibrationMap(stats)
+    far = np.array([-1e6, -1e3, -30.0, 30.0, 1e3, 1e6])
+    p = m(far)
+    assert (p[:3] < 1e-3).all() and (p[3:] > 1.0 - 1e-3).all()
+    assert (np.diff(p) >= 0).all()
+    # beyond the last value seen: at most the lowest bin's rate shrunk towards the sigmoid
+    # (at least the highest bin's), whatever the size of that bin
+    for b, end, sign in ((np.flatnonzero(stats[0])[0], -1e6, -1),
+                         (np.flatnonzero(stats[0])[-1], 1e6, 1)):
+        n, pos, su = stats[:, b]
+        shrunk = (pos + cal.PRIOR_WEIGHT * cal._sigmoid(m.A * np.sinh(su / n) + m.B)) / (
+            n + cal.PRIOR_WEIGHT)
+        assert sign * (m(np.array([end]))[0] - shrunk) >= -2 * cal.TIE_BREAK
+    # noisy tails: the true rate levels off at 0.15 / 0.85 out to f = +-40
+    f = rng.uniform(-40, 40, 40_000)
+    truth = np.where(f > 0, 0.85, 0.15)
+    y = np.where(rng.random(f.size) < truth, 1.0, -1.0)
+    m = cal.CalibrationMap(cal.update_stats(None, f, y, np.ones_like(f)))
+    p = m(np.array([-1e4, -40.0, -20.0, 20.0, 40.0, 1e4]))
+    assert np.abs(p - [0.15, 0.15, 0.15, 0.85, 0.85, 0.85]).max() < 0.04
+    assert abs(p[0] - p[1]) < 2 * cal.TIE_BREAK and abs(p[-1] - p[-2]) < 2 * cal.TIE_BREAK
+    # the sigmoid of the same statistics heads to 0 / 1 out there
+    platt = cal._sigmoid(m.A * np.array([-1e4, 1e4]) + m.B)
+    assert platt[0] < 0.01 and platt[1] > 0.99
+
+
 def test_one_example_update_equals_the_chunk_update():
     f, y, _ = _noisy(500, seed=2)
     w = np.random.default_rng(2).random(500)
