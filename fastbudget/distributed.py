@@ -209,6 +209,24 @@ def _twins_of(est, start=None, n_shards=1):
     }
 
 
+def _stack_twins(a, b):
+    """The twins of two models one after the other: Q (C-contiguous float64), s_pos,
+    s_neg and fq."""
+    return (np.ascontiguousarray(np.concatenate([a["Q"], b["Q"]]), dtype=np.float64),
+            *(np.concatenate([a[k], b[k]]) for k in ("s_pos", "s_neg", "fq")))
+
+
+def _fold(i, j, Q, s, sp, sn, fq, mode, kernel_code, kpar, qnew, tmp):
+    """Twin j merged into twin i, in place: the pivot from ``kernels.merge.merge_point``,
+    the weights summed, f weight-averaged (twin j is left for the caller to retire)."""
+    kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
+    fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
+    Q[i] = qnew
+    sp[i] += sp[j]
+    sn[i] += sn[j]
+    s[i] += s[j]
+
+
 def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided=True,
                 m2=None):
     """Fold the twins of two models (dicts of :func:`_twins_of`) into at most ``budget``
@@ -220,14 +238,10 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
     weights summed. With ``one_sided`` only twins on the same side of their model's
     decision boundary merge (Sec. 4.2.3; a merged twin's f is the weight-averaged f of its
     two, the linear estimate of the rejection test), unless no such pair is left."""
-    Q = np.concatenate([a["Q"], b["Q"]])
-    sp = np.concatenate([a["s_pos"], b["s_pos"]])
-    sn = np.concatenate([a["s_neg"], b["s_neg"]])
-    fq = np.concatenate([a["fq"], b["fq"]])
+    Q, sp, sn, fq = _stack_twins(a, b)
     n = Q.shape[0]
     merges = removed = 0
     if n > budget:
-        Q = np.ascontiguousarray(Q, dtype=np.float64)
         s = np.ascontiguousarray(sp + sn)
         active = np.ones(n, dtype=np.int8)
         side = np.where(fq >= 0.0, 1, -1).astype(np.int8)
@@ -271,12 +285,7 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
             if not np.isfinite(c.min()):
                 c = cost                       # no same-side pair left
             i, j = divmod(int(np.argmin(c)), n)
-            kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
-            fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
-            Q[i] = qnew
-            sp[i] += sp[j]
-            sn[i] += sn[j]
-            s[i] += s[j]
+            _fold(i, j, Q, s, sp, sn, fq, mode, kernel_code, kpar, qnew, tmp)
             sp[j] = sn[j] = s[j] = 0.0
             active[j] = 0
             cost[j, :] = np.inf
@@ -591,10 +600,7 @@ def pair_twins(a, b, *, kernel_code, kpar, mode=kmerge.INPUT):
     twins of the larger kept. Suited to two models grown from one merged model, whose
     twins correspond; at most max(n_a, n_b) twins result."""
     from scipy.optimize import linear_sum_assignment
-    Q = np.ascontiguousarray(np.concatenate([a["Q"], b["Q"]]), dtype=np.float64)
-    sp = np.concatenate([a["s_pos"], b["s_pos"]])
-    sn = np.concatenate([a["s_neg"], b["s_neg"]])
-    fq = np.concatenate([a["fq"], b["fq"]])
+    Q, sp, sn, fq = _stack_twins(a, b)
     s = np.ascontiguousarray(sp + sn)
     na = a["Q"].shape[0]
     sa, sb = s[:na], s[na:]
@@ -605,12 +611,7 @@ def pair_twins(a, b, *, kernel_code, kpar, mode=kmerge.INPUT):
     qnew = np.zeros(Q.shape[1])
     tmp = np.zeros(Q.shape[1])
     for i, j in zip(rows, cols + na):
-        kmerge.merge_point(mode, kernel_code, kpar, Q, s, i, j, qnew, tmp)
-        fq[i] = (s[i] * fq[i] + s[j] * fq[j]) / (s[i] + s[j])
-        Q[i] = qnew
-        sp[i] += sp[j]
-        sn[i] += sn[j]
-        s[i] += s[j]
+        _fold(i, j, Q, s, sp, sn, fq, mode, kernel_code, kpar, qnew, tmp)
         keep[j] = False
     counters = a["counters"] + b["counters"]
     counters[2] += rows.shape[0]
