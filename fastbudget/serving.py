@@ -49,6 +49,8 @@ _SERVED = ("TVMClassifier", "IncrementalSVC", "SpanBudgetClassifier", "SVIncreme
            "BSGDClassifier", "PegasosClassifier", "StreamSVMClassifier", "OneVsRestClassifier")      # fastbudget.estimators.rueping._BOUND_RTOL
 # bytes of kernel values computed at once (a block of rows times the support vectors)
 _BLOCK_BYTES = 4 * 2**20
+# bytes of each scratch array of the squared distances taken from the differences
+_CACHE_BYTES = 2**18
 _EPS = np.finfo(np.float64).eps
 
 
@@ -84,6 +86,26 @@ class _Expansion:
             self.Sc = self.SV - self.centre
             self.sn = np.einsum("ij,ij->i", self.Sc, self.Sc)
             self.sn_max = float(self.sn.max()) if self.n_vectors else 0.0
+            self.SVT = np.ascontiguousarray(self.SV.T)
+
+    def _sq_distances(self, Xr):
+        """Squared distances of the rows of ``Xr`` to every vector, from the differences,
+        summed feature by feature as the compiled kernel sums them, vectorised over rows and
+        vectors (a loop over rows costs a few microseconds of Python per row, which at small
+        d is ten times the arithmetic), in pieces of rows whose two scratch arrays stay in a
+        core's cache (``_CACHE_BYTES`` each: with the block's 4 MiB they ran 3 times slower)."""
+        out = np.empty((Xr.shape[0], self.n_vectors))
+        step = max(1, _CACHE_BYTES // (8 * max(1, self.n_vectors)))
+        u = np.empty((min(step, Xr.shape[0]), self.n_vectors))
+        for a in range(0, Xr.shape[0], step):
+            acc = out[a:a + step]
+            acc[...] = 0.0
+            v = u[:acc.shape[0]]
+            for k in range(Xr.shape[1]):
+                np.subtract(self.SVT[k][None, :], Xr[a:a + step, k:k + 1], out=v)
+                v *= v
+                acc += v
+        return out
 
     def _kernel(self, Xb):
         if self.code == _RBF:
@@ -99,9 +121,8 @@ class _Expansion:
             risky = np.flatnonzero(
                 self.gamma * (xn + self.sn_max) * (8.0 * _EPS) * math.sqrt(Xb.shape[1] + 1)
                 > 1e-13)
-            for i in risky:
-                u = self.SV - Xb[i]
-                q[i] = np.einsum("ij,ij->i", u, u)
+            if risky.size:
+                q[risky] = self._sq_distances(Xb[risky])
             q *= -self.gamma
             return np.exp(q, out=q)
         K = Xb @ self.SV.T

@@ -243,6 +243,23 @@ def test_rows_far_from_the_support_vectors(saved):
     _assert_same(pred.decision_function(X), model.decision_function(X))
 
 
+def test_far_rows_in_pieces_agree_with_the_compiled_path(saved, monkeypatch):
+    """The squared distances from differences are taken in pieces of rows (scratch arrays
+    of ``_CACHE_BYTES``): pieces of 7 rows, the last one shorter, give the compiled values,
+    and every row is recomputed from differences."""
+    from fastbudget import serving
+    model = load_model(saved)
+    pred = load_predictor(saved)
+    sc = pred._scorers[0]
+    monkeypatch.setattr(serving, "_CACHE_BYTES", 8 * sc.n_vectors * 7)
+    X, _ = _data(2, n=200, seed=SEED + 4)
+    X = 30.0 * X + 50.0
+    Xb = np.ascontiguousarray(X, dtype=np.float64)
+    d2 = ((Xb[:, None, :] - sc.SV[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(sc._sq_distances(Xb), d2, rtol=1e-13, atol=0.0)
+    _assert_same(pred.decision_function(X), model.decision_function(X))
+
+
 # ---------------------------------------------------------------------- damaged files
 def _rewrite(path, out, edit):
     """Copy the model at ``path`` to ``out`` with ``edit(meta, arrays)`` applied and the

@@ -1,0 +1,48 @@
+"""The NumPy serving path (``fastbudget.serving.load_predictor``) on 10^6 rows: TVM, B = 100,
+on the N-Checkerboard, standardised (the suite's stream and the demo's) and raw (on [0, 4]^2
+with delta = 0.37 read in its units, as a user without a scaler may set it).
+
+Floor: the compiled scoring loop of the model's stored vectors (``_bench.score_expansion``);
+``floor_ratio`` is serving's best round over it, ``compiled_ratio`` serving over the model's
+own compiled ``decision_function`` in the same run. Issue #24 asks serving within 2x of the
+compiled predict. On the raw board most rows lie far from the twins' centre, where serving
+takes the squared distances from differences (``serving._Expansion._sq_distances``): a loop
+over rows there made serving 6-8 times slower than the compiled path until 2026-11-26.
+"""
+import numpy as np
+import pytest
+
+from _bench import CB_GAMMA, CB_SD, best_seconds, checkerboard, floor_seconds, record
+import fastbudget as fb
+from fastbudget.serving import load_predictor
+
+N_ROWS = 10**6
+
+
+@pytest.mark.parametrize("scale", ["standardised", "raw"])
+def test_serving_decision_function(benchmark, tmp_path, scale):
+    X, y, Xt, yt = checkerboard(30_000)
+    gamma = CB_GAMMA
+    if scale == "raw":
+        # delta = 0.37 read in the raw units (gamma = 1 / (2 delta^2) = 3.65): a narrower
+        # kernel than the suite's, and rows up to 2.8 from the centre
+        X, Xt = X * CB_SD + 2, Xt * CB_SD + 2
+        gamma = 1.0 / (2 * 0.37 ** 2)
+    model = fb.TVMClassifier(budget=100, gamma=gamma).fit(X, y)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    pred = load_predictor(path)
+    rng = np.random.default_rng(5)
+    lo, hi = Xt.min(axis=0), Xt.max(axis=0)
+    Xs = np.ascontiguousarray(lo + (hi - lo) * rng.random((N_ROWS, 2)))
+    f = benchmark.pedantic(pred.decision_function, args=(Xs,), rounds=3, iterations=1)
+    want = model.decision_function(Xs)
+    scale_f = max(1.0, float(np.max(np.abs(want))))
+    assert np.max(np.abs(f - want)) <= 1e-12 * scale_f
+    compiled = best_seconds(lambda: model.decision_function(Xs), 3)
+    fl = floor_seconds(model, Xs)
+    acc = float(np.mean(pred.predict(Xt) == yt))
+    assert acc == model.score(Xt, yt)
+    ratio = benchmark.stats.stats.min / compiled
+    record(benchmark, fl, compiled_ratio=ratio, accuracy=acc)
+    assert ratio <= 2.0, f"serving / compiled = {ratio:.2f} (goal <= 2)"
