@@ -126,7 +126,7 @@ def part_score(n, out):
 
 
 def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_000,
-                rounds=fd.ROUNDS):
+                rounds=fd.ROUNDS, data_chunk_size=1000):
     sets = [("N-Checkerboard", None)] if board else []
     if data_dir:
         sets += [("IJCNN1", "ijcnn"), ("Adult", "adult")]
@@ -134,10 +134,12 @@ def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_00
     out.append(f"Accuracy against the number of shards K (in-process simulation of shard and "
                f"merge: K consecutive shards, tree merge, exact re-solve; tail = {tail}, "
                f"rounds = {rounds}, "
-               f"chunks of {chunk_size:,} rows), B = 100:\n")
+               f"chunks of {chunk_size:,} rows on the board, {data_chunk_size:,} on the data "
+               f"sets), B = 100:\n")
     out.append("| data | " + " | ".join(f"K = {k}" for k in ks) + " |")
     out.append("|---|" + "---|" * len(ks))
     for name, key in sets:
+        chunk = chunk_size if key is None else data_chunk_size
         if key is None:
             X, y = _block(n, 0, 0.15)
             Xt, yt = _block(5000, 10**6, 0.0)
@@ -154,7 +156,7 @@ def part_shards(n, data_dir, ks, out, tail=fd.TAIL, board=True, chunk_size=10_00
             if X.shape[0] // k < 200:
                 accs.append(np.nan)
                 continue
-            m = fd.simulate(make(), X, y, k, chunk_size=chunk_size, tail=tail, rounds=rounds)
+            m = fd.simulate(make(), X, y, k, chunk_size=chunk, tail=tail, rounds=rounds)
             accs.append(m.score(Xt, yt))
             print(name, k, accs[-1], flush=True)
         curves[name] = accs
@@ -228,6 +230,9 @@ def main():
     ap.add_argument("--chunk-size", type=int, default=10_000,
                     help="shards part: rows per partial_fit call (the tail stage holds back "
                          "whole chunks)")
+    ap.add_argument("--data-chunk-size", type=int, default=1000,
+                    help="shards part: chunk size for IJCNN1 and Adult (a shard of fewer than "
+                         "3 chunks holds none back)")
     ap.add_argument("--no-board", action="store_true",
                     help="shards part: only IJCNN1 and Adult")
     ap.add_argument("--tail", type=float, default=fd.TAIL,
@@ -246,7 +251,8 @@ def main():
         part_score(args.n, out)
     if "shards" in args.parts:
         curves = part_shards(args.n, args.data_dir, args.ks, out, args.tail,
-                             not args.no_board, args.chunk_size, args.rounds)
+                             not args.no_board, args.chunk_size, args.rounds,
+                             args.data_chunk_size)
         if args.plot:
             plot(curves, args.ks, args.plot)
     if "seeds" in args.parts:
