@@ -8,6 +8,8 @@ Usage::
     python perf/table3_gaps.py [--data ../shared/data] [--orders 3] [--out docs/results]
     python perf/table3_gaps.py --section search [--orders 3]     # merge search depth
     python perf/table3_gaps.py --section placement [--orders 10] # Letter B = 20 placement
+    python perf/table3_gaps.py --section curve [--orders 3]      # along the stream
+    python perf/table3_gaps.py --section robust [--orders 2]     # Global, nearby settings
 
 ``--section`` regenerates one marked section of ``tvm_table3_gaps.md`` (the sections
 described under "Hypotheses" below) and leaves the rest of the file as it is.
@@ -343,15 +345,16 @@ def search_section(args):
          "pair only* (the cheapest allowed pair, else drop), *cached pairs only* (each "
          "twin's best partner in increasing cost, the O(B) bookkeeping of Sec. 4.2.1, then "
          "drop). Same orders as above (1000 + o); mean ± sd over "
-         f"{args.orders} orders; counts are means per run.", "",
+         f"{args.orders} orders; counts are means per run, except *by the fallback*: the "
+         "total over the runs.", "",
          "| data set | B | variant | paper | search | accuracy | merges | across the "
-         "boundary | on a later candidate | by the fallback | dropped (rejected) "
+         "boundary | on a later candidate | by the fallback (total) | dropped (rejected) "
          "| Beneficial |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         L.append(f"| {r['name']} | {r['B']} | {r['variant']} | {r['paper']} | {r['mode']} | "
                  f"{_ms(r['acc'])} | {np.mean(r['merges']):.0f} | {np.mean(r['cross']):.0f} | "
-                 f"{np.mean(r['later']):.0f} | {np.mean(r['fallback']):.0f} | "
+                 f"{np.mean(r['later']):.0f} | {sum(r['fallback'])} | "
                  f"{np.mean(r['dropped']):.0f} | {np.mean(r['accepted']):.0f} |")
     L += ["", "*Verdict.* See the summary at the end of this file."]
     write_section(args.out, "search", L)
@@ -484,6 +487,22 @@ def placement_section(args):
             res[key] = (qd, mg)
             print(f"B = {B}: {key}: Q(D) {_ms(qd)}, margin counts {_ms(mg)}", flush=True)
         rows.append((B, res))
+    # an optimistic reference at B = 20: per-class k-means with every split of the budget
+    # between the classes, 6 seeds, C at 1, 10 and 100 times what control of C gives;
+    # the best *test* accuracy of these 90 placements (selected on the test set)
+    best = []
+    for bp in (6, 8, 10, 12, 14):
+        for s in range(6):
+            Q = np.vstack([_kmeans(Xa[ya > 0], bp, s), _kmeans(Xa[ya < 0], 20 - bp, s)])
+            a = nearest_pivot(Xa, Q)
+            op = np.bincount(a[ya > 0], minlength=20).astype(float)
+            on = np.bincount(a[ya < 0], minlength=20).astype(float)
+            for cm in (1, 10, 100):
+                best.append((weighted_svm(Q, op, on, cm * 100.0 * 20 / N, gamma, Xb, yb)[0],
+                             bp, s, cm))
+    best.sort()
+    print(f"B = 20, 90 placements: median {np.median([b[0] for b in best]):.1f}, best "
+          f"{best[-1]}", flush=True)
     paper = {20: 76.5, 50: 82.5, 100: 87.6}
     L = ["## H2 and H3: Letter at B = 20 (stream orders, input scaling, offline placement)",
          "",
@@ -515,7 +534,13 @@ def placement_section(args):
     for B, res in rows:
         for key, (qd, mg) in res.items():
             L.append(f"| {B} | {paper[B]} | {key} | {_ms(qd)} | {_ms(mg)} |")
-    L += ["", "*Verdict.* See the summary at the end of this file."]
+    b0 = best[-1]
+    L += ["", f"Optimistic reference at B = 20 (selected on the test set): per-class k-means "
+          "with B+ = 6, 8, 10, 12 or 14 positive pivots, 6 seeds, C at 1, 10 or 100 times "
+          f"the controlled C (90 placements, Q(D) weights): median "
+          f"{np.median([b[0] for b in best]):.1f}, best {b0[0]:.1f} (B+ = {b0[1]}, seed "
+          f"{b0[2]}, {b0[3]} x C).", "",
+          "*Verdict.* See the summary at the end of this file."]
     write_section(args.out, "placement", L)
 
 
@@ -586,6 +611,53 @@ def curve_section(args):
     write_section(args.out, "curve", L)
 
 
+# -- H5: how robust Global's loss is to the other settings --------------------------------
+ROBUST_SETTINGS = (("paper's settings", {}), ("eta = 0.05", {"rejection": 0.05}),
+                   ("eta = 0.1", {"rejection": 0.1}), ("eta = 0.4", {"rejection": 0.4}),
+                   ("no rejection", {"rejection": None}), ("m2 = 3", {"m2": 3.0}),
+                   ("feature-space merging", {"merge": "feature"}))
+
+
+def robust_section(args):
+    """Global (B = 100) on IJCNN and USPS under nearby settings: if no setting brings it
+    near the paper's figure, the loss is not a parameter of the merge."""
+    rows = []
+    for name, paper in (("IJCNN", 95.9), ("USPS", 91.1)):
+        Xa, ya, Xb, yb = load(name, args.data)
+        gamma = gamma_of(name, Xa.shape[1])
+        for label, kw in ROBUST_SETTINGS:
+            acc, mixed, share = [], [], []
+            for o in range(args.orders):
+                perm = np.random.default_rng(1000 + o).permutation(len(ya))
+                clf = TVMClassifier(budget=100, C=100.0, kernel="rbf", gamma=gamma,
+                                    one_sided=False, **kw).fit(Xa[perm], ya[perm])
+                W = np.asarray(clf.twin_weights_, dtype=float)
+                sp, sn = W[:, 0], W[:, 1]
+                acc.append(100.0 * clf.score(Xb, yb))
+                mixed.append(int(((sp > 0) & (sn > 0)).sum()))
+                share.append(sp[sp > sn].sum() / max(sp.sum(), 1e-12))
+            rows.append((name, paper, label, acc, mixed, share))
+            print(f"{name} Global {label}: {_ms(acc)} mixed {np.mean(mixed):.0f} pos share "
+                  f"{np.mean(share):.2f}", flush=True)
+    L = ["## H5: Global under nearby settings (IJCNN, USPS)", "",
+         f"Generated by `python perf/table3_gaps.py --section robust --orders {args.orders}` "
+         f"({stamp()}; {time.perf_counter() - T0:.0f} s, shared 2-core machine, load "
+         f"{_load()}).", "",
+         "*Hypothesis.* Our Global falls short because one of the merge's settings sits "
+         "where a small change tips it into collapse; then some nearby setting would reach "
+         "the paper's figure.", "",
+         "*Experiment.* Global merging at B = 100, one setting changed at a time, orders "
+         f"1000-{999 + args.orders}; *mixed*: twins with both s+ > 0 and s- > 0 at the end; "
+         "*pos. share*: the share of the positive weight held by positive-majority twins.",
+         "", "| data set | paper Global | setting | accuracy | mixed twins | pos. share |",
+         "|---|---|---|---|---|---|"]
+    for name, paper, label, acc, mixed, share in rows:
+        L.append(f"| {name} | {paper} | {label} | {_ms(acc)} | {np.mean(mixed):.0f} | "
+                 f"{100 * np.mean(share):.0f} % |")
+    L += ["", "*Verdict.* See the summary at the end of this file."]
+    write_section(args.out, "robust", L)
+
+
 def _load():
     import os
 
@@ -603,7 +675,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
     ap.add_argument("--sets", default=None, help="comma-separated subset of the case data sets")
     ap.add_argument("--section", default=None,
-                    choices=("search", "search-inner", "placement", "curve"),
+                    choices=("search", "search-inner", "placement", "curve", "robust"),
                     help="regenerate one hypothesis section only")
     ap.add_argument("--json", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -615,6 +687,8 @@ def main(argv=None):
         return placement_section(args)
     if args.section == "curve":
         return curve_section(args)
+    if args.section == "robust":
+        return robust_section(args)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     want = None if args.sets is None else set(args.sets.split(","))
