@@ -6,7 +6,7 @@ Run from the repository root::
         [--budgets N-Checkerboard=100 IJCNN1=100,1000] \
         [--svc-n N-Checkerboard=20000 IJCNN1=20000,0] [--split IJCNN1=20000] [--boot 1000] \
         [--tail-variants 3 10 30] [--svc-cache DIR] [--svc-cache-mb 200] \
-        [--png docs/results/probability.png]
+        [--png docs/results/probability.png] [--orders 5] [--recency-variants 0 1 2 3]
 
 Two data sets, both scored on *noisy* test labels (the labels a user sees):
 
@@ -40,6 +40,16 @@ scores TVM's decision values through the sigmoid stage of the same map (no isoto
 with ``--before``, "plain sums (before)" through the map of statistics without the recency
 weighting (commit aca1386), replayed from a second TVM streaming the same chunks. With
 ``--png`` a reliability diagram of both data sets is written.
+
+``--orders N`` streams TVM in N random orders of the same training set (orders
+``seed, ..., seed + N - 1``; order ``seed`` is the one above) and prints, per order, its
+test figures and their paired differences to the last SVC (which is trained once, on the
+order ``seed``: its SVM does not depend on the order, only the folds of its internal Platt
+fit do), and with ``--split`` its figures on the rest of the training file when trained on
+the first N examples of that order. ``--recency-variants K ...`` replays, on the
+prequential decision values recorded in those runs, the map with statistics in which the
+s-th of t examples weighs about ``(s / t)^K`` (K = 1: ``fastbudget.calibration`` as it is;
+K = 0: plain sums), and prints the mean over the orders.
 """
 import argparse
 import math
@@ -286,6 +296,127 @@ def _svc_scores(name, Xa, ya, Xb, n_svc, kp, a):
     return out
 
 
+class _Recorded:
+    """Mixin for a learner class that keeps, in order, every (decision value, label,
+    weight) its calibration statistics receive (``--orders``)."""
+
+    def _add_calibration(self, f, y_pm, raw_weight):
+        self.__dict__.setdefault("_recorded", []).append(
+            (np.array(f, dtype=float), np.array(y_pm, dtype=float),
+             np.array(raw_weight, dtype=float)))
+        return super()._add_calibration(f, y_pm, raw_weight)
+
+
+def _recorded_tvm():
+    from fastbudget import TVMClassifier
+
+    return type("RecordedTVM", (_Recorded, TVMClassifier), {})
+
+
+def _stream_recorded(X, y, B, kp, chunk):
+    """TVM streamed as ``_stream_tvm``, with the prequential values its calibration
+    statistics were built from: (model, CPU s, f, y_pm, weight)."""
+    clf = _recorded_tvm()(budget=B, C=100.0, **kp)
+    t0 = time.process_time()
+    for i in range(0, len(y), chunk):
+        clf.partial_fit(X[i:i + chunk], y[i:i + chunk], classes=[-1, 1])
+    t = time.process_time() - t0
+    rec = clf.__dict__.pop("_recorded")
+    f, yy, w = (np.concatenate([r[j] for r in rec]) for j in range(3))
+    return clf, t, f, yy, w
+
+
+def recency_stats(f, y_pm, w, k):
+    """The statistics of ``fastbudget.calibration`` with the recency exponent ``k``: before
+    each example of weight ``w`` they are multiplied by ``(k + 1) W / ((k + 1) W + k w)``,
+    so that with unit weights the s-th of t examples weighs about ``(s / t)^k`` (k = 1:
+    ``update_stats`` as it is, ``2 W / (2 W + w)``; k = 0: plain sums)."""
+    from fastbudget import calibration as cal
+
+    rho = np.ones(len(f))
+    total = 0.0
+    for i, wi in enumerate(w.tolist()):
+        if k > 0 and total > 0.0 and wi > 0.0:
+            rho[i] = (k + 1) * total / ((k + 1) * total + k * wi)
+        total = rho[i] * total + wi
+    after = np.cumprod(np.r_[rho[1:], 1.0][::-1])[::-1]
+    ww = w * after
+    stats = cal.new_stats()
+    b, u = cal._bins(f)
+    stats[0] = np.bincount(b, weights=ww, minlength=cal.N_BINS)
+    stats[1] = np.bincount(b, weights=ww * (y_pm > 0), minlength=cal.N_BINS)
+    stats[2] = np.bincount(b, weights=ww * u, minlength=cal.N_BINS)
+    return stats
+
+
+def orders(name, a, B, split, svc):
+    """``--orders``: TVM B on ``a.orders`` stream orders of data set ``name``, against
+    the SVC predictions ``svc`` (on the test set; trained once). Prints a table per order
+    and the recency variants' means; returns nothing."""
+    from fastbudget import calibration as cal
+
+    Xa0, ya0, Xb, yb, kp = load(name, a.data_dir, a.seed)
+    ks = a.recency_variants or [1.0]
+    res = {k: [] for k in ks}          # k -> rows of (test LL, ECE, mass, split ECE, mass, split LL)
+    lines = []
+    for o in range(a.seed, a.seed + a.orders):
+        perm = np.random.default_rng(o).permutation(len(ya0))
+        Xa, ya = Xa0[perm], ya0[perm]
+        clf, t, f, yy, w = _stream_recorded(Xa, ya, B, kp, a.chunk)
+        ft = clf.decision_function(Xb)
+        p = clf.predict_proba(Xb)[:, 1]
+        reps = bootstrap({"tvm": p, "svc": svc}, yb, a.boot, a.seed)
+        d = reps["tvm"] - reps["svc"]
+        pts = [log_loss(p, yb) - log_loss(svc, yb), ece(p, yb) - ece(svc, yb),
+               ece_mass(p, yb) - ece_mass(svc, yb)]
+        first = p < 1.0 / N_ECE_BINS
+        cells = [f"{log_loss(p, yb):.4f}", f"{ece(p, yb):.4f}", f"{ece_mass(p, yb):.4f}",
+                 f"{auc(ft, yb):.4f}"] + [_ci(pts[j], d, j, "+.4f") for j in range(3)] + [
+                 f"{first.sum():,}: {p[first].mean():.4f} / {np.mean(yb[first] > 0):.4f}"
+                 if first.any() else "0"]
+        recs = {}
+        if split:
+            c2, _, f2, y2, w2 = _stream_recorded(Xa[:split], ya[:split], B, kp, a.chunk)
+            g2 = c2.decision_function(Xa[split:])
+            p2 = c2.predict_proba(Xa[split:])[:, 1]
+            cells.append(f"{ece(p2, ya[split:]):.4f} / {ece_mass(p2, ya[split:]):.4f}")
+            recs["split"] = (f2, y2, w2, g2, ya[split:])
+        lines.append(f"| {o} | " + " | ".join(cells) + f" | {t:.1f} |")
+        for k in ks:
+            pk = cal.CalibrationMap(recency_stats(f, yy, w, k))(ft)
+            row = [log_loss(pk, yb), ece(pk, yb), ece_mass(pk, yb)]
+            if split:
+                f2, y2, w2, g2, yr = recs["split"]
+                q = cal.CalibrationMap(recency_stats(f2, y2, w2, k))(g2)
+                row += [ece(q, yr), ece_mass(q, yr), log_loss(q, yr)]
+            res[k].append(row)
+        print(f"<!-- {name}, order {o} done -->", flush=True)
+    print(f"\n{name}, TVM B={B} streamed in {a.orders} orders, test set ({len(yb):,} examples; "
+          f"differences to SVC on {a.svc_label}, trained once; 95 % paired bootstrap "
+          f"intervals over {a.boot} resamples)\n")
+    head = ("| order | log-loss | ECE (15 equal-width) | ECE (15 equal-mass) | AUC | "
+            "log-loss - SVC | ECE - SVC | ECE-mass - SVC | first equal-width bin: n: "
+            "predicted / positive")
+    print(head + (f" | trained on {split:,}, rest of the training file: ECE / ECE-mass"
+                  if split else "") + " | train CPU s |")
+    print("|---" * (10 + bool(split)) + "|")
+    for line in lines:
+        print(line)
+    if a.recency_variants:
+        print(f"\n{name}, TVM B={B}: the recency exponent K replayed on the same prequential "
+              f"values (mean [min, max] over the {a.orders} orders; K = 1 is the map as it "
+              "is, K = 0 plain sums)\n")
+        cols = ["test log-loss", "test ECE", "test ECE-mass"] + (
+            [f"rest ECE (on {split:,})", "rest ECE-mass", "rest log-loss"] if split else [])
+        print("| K | " + " | ".join(cols) + " |")
+        print("|---" * (1 + len(cols)) + "|")
+        for k in ks:
+            r = np.array(res[k])
+            print(f"| {k:g} | " + " | ".join(
+                f"{r[:, j].mean():.4f} [{r[:, j].min():.4f}, {r[:, j].max():.4f}]"
+                for j in range(r.shape[1])) + " |", flush=True)
+
+
 def run(name, a, budgets, svc_n, split):
     """Train and score every model on one data set.
 
@@ -371,6 +502,10 @@ def run(name, a, budgets, svc_n, split):
             preds2[label] = sv["p_rest"]
         evals.append((f"{name}, training examples {split + 1:,}-{len(ya):,} (models trained "
                       f"on the first {split:,})", rows2, preds2, y2))
+    if a.orders and svcs:
+        n_last = list(svcs)[-1]
+        a.svc_label = f"{n_last:,}"
+        orders(name, a, budgets[-1], split, svcs[n_last]["p"])
     return evals, curves, notes
 
 
@@ -457,6 +592,12 @@ def main(argv=None):
     ap.add_argument("--svc-cache", default=None,
                     help="directory where SVC's predictions are saved and, when present, "
                          "read back instead of training SVC again")
+    ap.add_argument("--orders", type=int, default=0,
+                    help="also stream TVM (the last budget of each data set) in this many "
+                         "random orders and compare each with the last SVC")
+    ap.add_argument("--recency-variants", nargs="*", type=float, default=[],
+                    help="with --orders: replay the map with recency exponent K (1: as it "
+                         "is, 0: plain sums) on the recorded prequential values")
     a = ap.parse_args(argv)
     allcurves = {}
     budgets = {k: [int(b) for b in v.split(",")] for k, v in (x.split("=") for x in a.budgets)}

@@ -146,6 +146,48 @@ def test_recency_follows_a_model_that_grows_more_confident():
     assert abs(p1 - (0.25 * 1.0 / (1.0 + np.exp(-1.0)) + 0.75 * grown)) < 0.03
 
 
+def test_the_statistics_keep_their_size_however_long_the_stream():
+    """Constant memory: 3 x N_BINS float64 after 10 or after 100,000 examples, whatever
+    their decision values (values beyond the grid count in its end bins)."""
+    rng = np.random.default_rng(12)
+    short = cal.update_stats(None, rng.normal(size=10), np.ones(10), np.ones(10))
+    f = np.r_[rng.normal(0.0, 1e4, 50_000), rng.normal(size=50_000)]
+    long = None
+    for i in range(0, f.size, 10_000):
+        long = cal.update_stats(long, f[i:i + 10_000], np.sign(f[i:i + 10_000]) + 0.5,
+                                np.ones(10_000))
+    assert short.shape == long.shape == (3, cal.N_BINS) and long.dtype == np.float64
+    assert short.nbytes == long.nbytes == 3 * cal.N_BINS * 8
+    cal.check_stats(long)
+
+
+def test_the_recency_replay_of_perf_probability_is_the_librarys_rule():
+    """perf/probability.py replays the map with weights (s / t)^K on recorded decision
+    values (``--recency-variants``): K = 1 must be ``update_stats`` itself and K = 0 plain
+    sums, or the figures docs/results/probability.md gives for them mean nothing."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "perf" / "probability.py"
+    spec = importlib.util.spec_from_file_location("_perf_probability", path)
+    perf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(perf)
+    f, y, _ = _noisy(3_000, seed=13)
+    w = np.random.default_rng(13).random(3_000) + 0.2
+    lib = None
+    for i in range(0, 3_000, 700):               # chunks of any size: the same statistics
+        lib = cal.update_stats(lib, f[i:i + 700], y[i:i + 700], w[i:i + 700])
+    np.testing.assert_allclose(perf.recency_stats(f, y, w, 1.0), lib, rtol=1e-10, atol=1e-12)
+    b, u = cal._bins(f)
+    np.testing.assert_allclose(perf.recency_stats(f, y, w, 0.0)[0],
+                               np.bincount(b, weights=w, minlength=cal.N_BINS), rtol=1e-12)
+    # K = 2: the first half of a unit-weight stream holds about an eighth of the weight
+    s2 = perf.recency_stats(np.full(4000, 0.7), np.r_[np.ones(2000), -np.ones(2000)],
+                            np.ones(4000), 2.0)
+    b = np.flatnonzero(s2[0])
+    assert b.size == 1 and abs(s2[1, b[0]] / s2[0, b[0]] - 0.125) < 0.003
+
+
 def test_pav_equals_scikit_learns_isotonic_regression():
     from sklearn.isotonic import IsotonicRegression
 
