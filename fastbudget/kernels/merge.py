@@ -62,10 +62,6 @@ def _beyond(p, q, b1, b2):
     return p > t * q * (1.0 + _BEYOND)
 
 
-#: ``nn_row`` sums the distances of all twins, partners or not, up to this many features
-_FEW_FEATURES = 4
-
-
 @njit(cache=True, inline="always")
 def _seg_point(qi, qj, t, out):
     for k in range(qi.shape[0]):
@@ -195,26 +191,10 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
     j2 = -1
     d = Q.shape[1]
     si = s[i]
-    sdi = side[i]
-    # few features: every distance is summed and the skip test is one condition without
-    # branches between its parts (as in ``nn_row_d2``); many: twins that cannot be
-    # partners are skipped before their distance is summed
-    cheap = mode == INPUT and d <= _FEW_FEATURES
     for j in range(active.shape[0]):
-        if cheap:
-            d2 = 0.0
-            for k in range(d):
-                e = Q[i, k] - Q[j, k]
-                d2 += e * e
-            p = si * s[j] * d2
-            q = si + s[j]
-            if ((j == i) | (active[j] == 0) | (one_sided & (sdi != side[j]))
-                    | _beyond(p, q, b1, b2)):
-                continue
-            c = p / q
-        elif j == i or not active[j] or (one_sided and side[i] != side[j]):
+        if j == i or not active[j] or (one_sided and side[i] != side[j]):
             continue
-        elif mode == INPUT:
+        if mode == INPUT:
             # written out (no helper taking arrays)
             d2 = 0.0
             for k in range(d):
