@@ -233,15 +233,12 @@ def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d
     b2 = np.inf
     j2 = -1
     si = s[i]
-    sdi = side[i]
     for j in range(active.shape[0]):
-        # (one test, without branches between its parts: in one-sided merging the sides
-        # of the twins alternate unpredictably, and a branch on them mispredicts about
-        # every other twin. The distance of an inactive twin is read but not used.)
+        if j == i or not active[j] or (one_sided and side[i] != side[j]):
+            continue
         p = si * s[j] * d2row[j]
         q = si + s[j]
-        if ((j == i) | (active[j] == 0) | (one_sided & (sdi != side[j]))
-                | _beyond(p, q, b1, b2)):
+        if _beyond(p, q, b1, b2):
             continue
         c = p / q
         if before(c, j, b1, j1):
@@ -358,18 +355,10 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
         j2 = u2
         for k in range(nd):
             j = dlist[k]
-            rj = dlist[n + k]
-            if mode == INPUT and rj >= 0:
-                # (one test without branches between its parts, as in ``nn_row_d2``)
-                d2 = drow[rj, i]
-                p = s[i] * s[j] * d2
-                q = s[i] + s[j]
-                if ((j == i) | (one_sided & (side[i] != side[j]))) | _beyond(p, q, b1, b2):
-                    continue
-                c = p / q
-            elif j == i or (one_sided and side[i] != side[j]):
+            if j == i or (one_sided and side[i] != side[j]):
                 continue
-            elif mode == INPUT:
+            rj = dlist[n + k]
+            if mode == INPUT:
                 if rj >= 0:
                     d2 = drow[rj, i]
                 else:
