@@ -460,8 +460,20 @@ def _learn_one(st, tw, x, yi, wi, B):
         worst = -np.inf
         _st_status = st.status
         own_side = _tw_par[P_REMOVAL] == REMOVAL_OWN_SIDE
+        # one pass over the twins finds the twin farthest out (buffer-zone test) and lists
+        # the twins with a cached partner in ``order``, in increasing index, with the first
+        # cheapest of them (``bi0``: what the candidate loop below would find first by
+        # scanning ``order`` in that order; only used when no twin is beyond m2)
+        m0 = 0
+        bi0 = 0
         for j in range(_tw_active.shape[0]):
             if _tw_active[j]:
+                if _tw_nn_idx[j] >= 0:
+                    _tw_order[m0] = j
+                    if m0 > 0 and before(_tw_nn_d[j], j, _tw_nn_d[_tw_order[bi0]],
+                                         _tw_order[bi0]):
+                        bi0 = m0
+                    m0 += 1
                 if _st_status[2 * j] == ad.MARGIN or _st_status[2 * j + 1] == ad.MARGIN:
                     # a half in the margin set S has y f(q) = 1 exactly (KT); its g holds
                     # only the rounding of the paths, which can reach |f| - 1 ~ 1e-8 and
@@ -499,21 +511,23 @@ def _learn_one(st, tw, x, yi, wi, B):
             # partner (Sec. 4.2.4: when a pair fails the rejection test, the next best
             # candidates are considered)
             nt = _tw_active.shape[0]
-            m = 0
-            for i in range(nt):
-                if _tw_active[i] and _tw_nn_idx[i] >= 0:
-                    _tw_order[m] = i
-                    m += 1
+            m = m0
             tried = 0
             last_i = -1
             last_j = -1
+            first = True
             while tried < n_tries and m > 0:
-                bi = 0
-                for p in range(1, m):
-                    # (ties within merge.TIE_TOL by twin index, not by column order)
-                    if before(_tw_nn_d[_tw_order[p]], _tw_order[p], _tw_nn_d[_tw_order[bi]],
-                              _tw_order[bi]):
-                        bi = p
+                if first:
+                    # (the scan below, done in the pass above)
+                    bi = bi0
+                    first = False
+                else:
+                    bi = 0
+                    for p in range(1, m):
+                        # (ties within merge.TIE_TOL by twin index, not by column order)
+                        if before(_tw_nn_d[_tw_order[p]], _tw_order[p],
+                                  _tw_nn_d[_tw_order[bi]], _tw_order[bi]):
+                            bi = p
                 i = _tw_order[bi]
                 _tw_order[bi] = _tw_order[m - 1]
                 m -= 1
