@@ -98,7 +98,18 @@ def _bins(f):
 def _recency(total, weight):
     """The factors by which the statistics are multiplied before each of the examples of
     weight ``weight`` (in order) is added to statistics of total weight ``total``, and the
-    total after them (see "Recency" in the module docstring)."""
+    total after them (see "Recency" in the module docstring). Compiled
+    (``kernels.calibration.recency``; imported here, so that reading a saved map needs no
+    Numba); :func:`_recency_python` is the same recurrence in Python."""
+    from .kernels.calibration import recency
+    w = np.ascontiguousarray(weight, dtype=np.float64)
+    rho = np.empty(w.shape[0])
+    total = recency(float(total), w, rho)
+    return rho, total
+
+
+def _recency_python(total, weight):
+    """:func:`_recency` in plain Python (the reference the compiled loop is tested against)."""
     rho = np.empty(len(weight))
     for i, w in enumerate(weight.tolist()):
         r = 2.0 * total / (2.0 * total + w) if w > 0.0 else 1.0

@@ -101,6 +101,22 @@ def test_one_example_update_equals_the_chunk_update():
     np.testing.assert_allclose(one, cal.update_stats(None, f, y, w), rtol=1e-12, atol=1e-12)
 
 
+def test_compiled_recency_equals_the_python_recurrence_bit_for_bit():
+    """The compiled recency loop repeats the Python recurrence exactly: same factors and
+    total to the last bit, on unit, random, zero and tiny/huge weights and from an empty
+    or a heavy start."""
+    rng = np.random.default_rng(11)
+    weights = [np.ones(1000), rng.exponential(size=1000),
+               np.where(rng.random(500) < 0.3, 0.0, rng.random(500)),
+               10.0 ** rng.uniform(-12, 12, size=300), np.zeros(5), np.ones(1)]
+    for total in (0.0, 1.0, 3.7e5, 1e-9):
+        for w in weights:
+            rho, t = cal._recency(total, w)
+            rho_py, t_py = cal._recency_python(total, w)
+            np.testing.assert_array_equal(rho, rho_py)
+            assert t == t_py
+
+
 def test_recent_examples_weigh_in_proportion_to_their_arrival():
     """Before each example the statistics shrink by 2 W / (2 W + w): with unit weights the
     s-th of t examples weighs about s / t, so the first half of a stream holds a quarter of
