@@ -1,5 +1,19 @@
 """Small helpers shared by the infrastructure tests."""
+import importlib.util
+import pathlib
+
 import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def perf_script(name):
+    """The script ``perf/NAME.py`` imported as a module (perf/ is not a package), for tests
+    of the experiments' own helpers."""
+    spec = importlib.util.spec_from_file_location(f"_perf_{name}", ROOT / "perf" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def stream(seed, n=240, d=3, n_classes=2):

@@ -181,13 +181,9 @@ def test_the_recency_replay_of_perf_probability_is_the_librarys_rule():
     """perf/probability.py replays the map with weights (s / t)^K on recorded decision
     values (``--recency-variants``): K = 1 must be ``update_stats`` itself and K = 0 plain
     sums, or the figures docs/results/probability.md gives for them mean nothing."""
-    import importlib.util
-    from pathlib import Path
+    from _helpers import perf_script
 
-    path = Path(__file__).resolve().parent.parent / "perf" / "probability.py"
-    spec = importlib.util.spec_from_file_location("_perf_probability", path)
-    perf = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(perf)
+    perf = perf_script("probability")
     f, y, _ = _noisy(3_000, seed=13)
     w = np.random.default_rng(13).random(3_000) + 0.2
     lib = None

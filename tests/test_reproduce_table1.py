@@ -1,24 +1,18 @@
 """StreamSVM's Table 1 page (``fastbudget.reproduce.streamsvm.write_table1`` and ``REASONS``)
 and the helpers of ``perf/table1_gaps.py`` that its Synthetic B and C reasons rest on."""
-import importlib.util
 import math
-import pathlib
 import re
 
 import numpy as np
 import pytest
+from _helpers import perf_script
 
 from fastbudget.reproduce import streamsvm as repro
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def gaps():
-    spec = importlib.util.spec_from_file_location("table1_gaps", ROOT / "perf" / "table1_gaps.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return perf_script("table1_gaps")
 
 
 def test_reasons_name_real_cells_with_a_status_and_a_text():

@@ -2,20 +2,17 @@
 ``docs/results/tvm_table3_gaps.md``: the marked sections survive a regeneration, and the
 experiment-only patch of the merge search still applies to ``kernels/tvm.py`` (it fails
 loudly, rather than silently measuring the unpatched code, when that file changes)."""
-import importlib.util
 import pathlib
 
 import pytest
+from _helpers import perf_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def gaps():
-    spec = importlib.util.spec_from_file_location("table3_gaps", ROOT / "perf" / "table3_gaps.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return perf_script("table3_gaps")
 
 
 def test_write_section_appends_then_replaces_in_place(gaps, tmp_path):
