@@ -4,37 +4,44 @@ Numba compiles a function the first time it runs and caches the machine code on 
 (``cache=True``), so the first call in a fresh install pays the compile time and later
 processes load it from the cache. Call ``warmup()`` once after installing (the ``fastbudget
 warmup`` command does the same) to move that cost out of the first real fit.
+
+The work is a list of tasks (one per learner, and the engine's and two learners' last
+resorts). Numba compiles in one thread, so ``jobs > 1`` runs the tasks in that many fresh
+Python processes at once, sharing the on-disk cache, the longest tasks first: on 2 cores
+about 60 s instead of 110 s of compiling (``docs/results/cold_start.md``).
 """
+import os
+import subprocess
+import sys
 import time
 import warnings
 
 import numpy as np
 
+#: CPU seconds of each task's compile on an empty cache (quiet 2-core machine, 2026-11-26),
+#: used only to share the tasks out among the processes of ``warmup(jobs=...)``
+_COST = {"learner:tvm": 32.0, "learner:span": 22.0, "learner:svincremental": 13.0,
+         "learner:idsvm": 15.0, "learner:random": 6.0, "learner:streamsvm": 6.0,
+         "learner:bsgd": 4.0, "learner:forgetron": 1.5, "learner:perceptron": 1.5,
+         "learner:pegasos": 1.5, "engine": 8.0, "tvm_repair": 5.0, "span_relearn": 4.0}
 
-def warmup(verbose=False):
-    """Run every learner on a tiny problem so that all compiled functions are built.
 
-    Returns the seconds it took (large on the first call in a fresh install, small once
-    the on-disk cache is filled).
-    """
-    from ._registry import LEARNERS, learner_class
-    from .engine import IncrementalEngine, relearn_state
-    from .estimators.span import _POLICIES, _SPAN_SETS, SpanBudgetClassifier
-    from .estimators.tvm import TVMClassifier
-    from .kernels import adiabatic as ad
-    from .kernels import ops
-
-    t0 = time.perf_counter()
+def _data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
-    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
-    # every learner of the registry, with the parameter sets its class lists
-    # (``_warmup_params``: those that select compiled code, on tiny budgets)
-    jobs = []
-    for name in LEARNERS:
-        cls = learner_class(name)
-        jobs += [cls(**params) for params in cls._warmup_params()]
-    for est in jobs:
+    return X, np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+
+
+def _warm_learner(name, verbose):
+    """Every compiled variant of one learner of the registry (``_warmup_params``: the
+    parameter sets that select compiled code, on tiny budgets)."""
+    from ._registry import learner_class
+    from .estimators.tvm import TVMClassifier
+
+    X, y = _data()
+    cls = learner_class(name)
+    for params in cls._warmup_params():
+        est = cls(**params)
         t = time.perf_counter()
         with warnings.catch_warnings():
             # tiny budgets on 40 points (a TVM that stops learning by rejection, ...): what
@@ -48,9 +55,31 @@ def warmup(verbose=False):
             # the parameters that select compiled code (kernel, merge, lookahead, ...)
             p = {k: v for k, v in est.get_params().items()
                  if k in ("kernel", "merge", "lookahead", "n_balls", "policy", "method")
-                 and v != type(est)().get_params()[k]}
-            what = f"{type(est).__name__}({', '.join(f'{k}={v!r}' for k, v in p.items())})"
-            print(f"{what:<48s} {time.perf_counter() - t:7.2f} s")
+                 and v != cls().get_params()[k]}
+            what = f"{cls.__name__}({', '.join(f'{k}={v!r}' for k, v in p.items())})"
+            print(f"{what:<48s} {time.perf_counter() - t:7.2f} s", flush=True)
+
+
+def _fitted(name):
+    """The first warm-up variant of a learner, fitted on the tiny data."""
+    from ._registry import learner_class
+
+    X, y = _data()
+    cls = learner_class(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cls(**cls._warmup_params()[0]).fit(X, y)
+
+
+def _warm_engine():
+    """The engine's single operations, and the last resorts of a failed update, which
+    would otherwise compile in the middle of the stream that needs them: the repair of a
+    failed KT certificate (``repair``; it returns at once here, where the certificate
+    holds), R rebuilt from scratch, the examples relearned from an empty model."""
+    from .engine import IncrementalEngine, relearn_state
+    from .kernels import adiabatic as ad
+
+    X, y = _data()
     eng = IncrementalEngine(16, 2, C=1.0, gamma=1.0)
     slots = [eng.add(X[i], 1.0 if y[i] > 0 else -1.0) for i in range(12)]
     eng.reweight(slots[0], 2.0)
@@ -58,20 +87,110 @@ def warmup(verbose=False):
     eng.loo(slots[1])
     eng.remove(slots[2])
     eng.kkt_residual()
-    # the last resorts of a failed update, which would otherwise compile in the middle of
-    # the stream that needs them: the repair of a failed KT certificate (``repair``, and
-    # TVM's ``tvm_repair``, which then brings the twins up to date; both return at once
-    # here, where the certificate holds), R rebuilt from scratch, the examples relearned
-    # from an empty model (``relearn_state``), and Span's decision for one arrival
-    # (``span_decide``)
     ad.repair(eng.st)
-    tvm = next(e for e in jobs if isinstance(e, TVMClassifier))
-    ops.tvm_repair(tvm.engine_state_, tvm.twins_)
     ad.rebuild(eng.st)
     live = np.flatnonzero(eng.st.status != ad.FREE)
     relearn_state(eng.st, eng.snapshot(), live, eng.st.wt[live], eng.st.fs[ad.F_MU])
-    span = next(e for e in jobs if isinstance(e, SpanBudgetClassifier))
-    span._relearn_row(X[0].copy(), 1.0, 1.0,
+
+
+def _warm_tvm_repair():
+    """TVM's repair (``ops.tvm_repair``: the repair, then the twins brought up to date)."""
+    from .kernels import ops
+
+    tvm = _fitted("tvm")
+    ops.tvm_repair(tvm.engine_state_, tvm.twins_)
+
+
+def _warm_span_relearn():
+    """Span's decision for one arrival (``span_decide``)."""
+    from .estimators.span import _POLICIES, _SPAN_SETS
+
+    span = _fitted("span")
+    span._relearn_row(np.array([0.5, -0.5]), 1.0, 1.0,
                       (int(span.budget), _POLICIES[span.policy], float(span.margin),
                        _SPAN_SETS[span.span_set]))
+
+
+def _tasks():
+    """Every warm-up task, in the order a single process runs them."""
+    from ._registry import LEARNERS
+
+    return [f"learner:{name}" for name in LEARNERS] + ["engine", "tvm_repair", "span_relearn"]
+
+
+def _run_tasks(tasks, verbose=False):
+    """Run warm-up tasks (names from :func:`_tasks`) in this process."""
+    for task in tasks:
+        if task.startswith("learner:"):
+            _warm_learner(task.split(":", 1)[1], verbose)
+        elif task == "engine":
+            _warm_engine()
+        elif task == "tvm_repair":
+            _warm_tvm_repair()
+        elif task == "span_relearn":
+            _warm_span_relearn()
+        else:
+            raise ValueError(f"unknown warm-up task {task!r}")
+
+
+def _share(tasks, jobs):
+    """The tasks dealt to ``jobs`` processes, the longest first, each to the process with
+    the least work so far (every task in exactly one group; no empty group)."""
+    groups = [[] for _ in range(max(1, min(int(jobs), len(tasks))))]
+    load = [0.0] * len(groups)
+    for task in sorted(tasks, key=lambda t: -_COST.get(t, 1.0)):
+        k = load.index(min(load))
+        groups[k].append(task)
+        load[k] += _COST.get(task, 1.0)
+    return groups
+
+
+def warmup(verbose=False, jobs=1):
+    """Run every learner on a tiny problem so that all compiled functions are built.
+
+    Parameters
+    ----------
+    verbose : bool, default=False
+        Print each compiled variant and its seconds.
+    jobs : int, default=1
+        Processes compiling at once (Numba compiles in one thread): ``jobs > 1`` starts that
+        many fresh Python processes, which fill the same on-disk cache; ``None`` or 0 uses
+        every core.
+
+    Returns
+    -------
+    float
+        The seconds it took (large on the first call in a fresh install, small once the
+        on-disk cache is filled).
+
+    Raises
+    ------
+    RuntimeError
+        A warm-up process failed (its error output is in the message).
+    """
+    t0 = time.perf_counter()
+    jobs = (os.cpu_count() or 1) if not jobs else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1 (or None for every core); got {jobs}.")
+    tasks = _tasks()
+    if jobs == 1:
+        _run_tasks(tasks, verbose)
+        return time.perf_counter() - t0
+    procs = []
+    for group in _share(tasks, jobs):
+        code = (f"from fastbudget._warmup import _run_tasks; "
+                f"_run_tasks({group!r}, verbose={bool(verbose)!r})")
+        procs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    failed = []
+    for p in procs:
+        out, err = p.communicate()
+        if verbose and out:
+            print(out, end="", flush=True)
+        if p.returncode != 0:
+            failed.append(f"exit status {p.returncode}:\n{err.strip()[-2000:]}")
+    if failed:
+        raise RuntimeError("a warm-up process failed (the cache keeps what it compiled; "
+                           "run fastbudget.warmup(jobs=1) to see the error in this process):\n"
+                           + "\n".join(failed))
     return time.perf_counter() - t0

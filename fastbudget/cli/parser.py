@@ -252,6 +252,8 @@ def build_parser():
     p.add_argument("--quiet", "-q", action="store_true")
 
     p = sub.add_parser("warmup", help="compile every learner now (fills the on-disk cache)")
+    p.add_argument("--jobs", "-j", type=int, default=0,
+                   help="processes compiling at once (default 0: one per core)")
     p.add_argument("--quiet", "-q", action="store_true")
     return ap
 

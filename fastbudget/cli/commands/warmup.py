@@ -1,4 +1,5 @@
-"""``fastbudget warmup``: compile every learner now (fills Numba's on-disk cache)."""
+"""``fastbudget warmup [--jobs N]``: compile every learner now (fills Numba's on-disk cache),
+in one process per core by default."""
 from ..._progress import note
 
 
@@ -7,6 +8,6 @@ def run(opts, args):
     from ... import warmup           # (imports every learner)
     note("compiling every learner (first run only; later runs load the on-disk cache)...",
          opts.quiet)
-    t = warmup(verbose=not opts.quiet)
+    t = warmup(verbose=not opts.quiet, jobs=args.jobs)
     print(f"warmup done in {t:.1f} s")
     return 0
