@@ -189,6 +189,14 @@ def checkerboard(n, seed=0, noise=0.15):
     return (X - 2) / CB_SD, y, (Xt - 2) / CB_SD, yt
 
 
+def uniform_rows(Xt, n, seed=5):
+    """``n`` rows drawn uniformly over the bounding box of ``Xt`` (C-contiguous): the rows
+    the serving benchmarks score."""
+    rng = np.random.default_rng(seed)
+    lo, hi = Xt.min(axis=0), Xt.max(axis=0)
+    return np.ascontiguousarray(lo + (hi - lo) * rng.random((n, Xt.shape[1])))
+
+
 def gauss(n, seed=0, n_test=5000):
     """Gauss (paper 000) stream and test set, both standardised by the stream's mean and sd."""
     from fastbudget.datasets import make_gauss

@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from _bench import CB_GAMMA, CB_SD, best_seconds, checkerboard, floor_seconds, record
+from _bench import (CB_GAMMA, CB_SD, best_seconds, checkerboard, floor_seconds, record,
+                    uniform_rows)
 import fastbudget as fb
 from fastbudget.serving import load_predictor
 
@@ -44,9 +45,7 @@ def test_serving_decision_function(benchmark, tmp_path, scale):
     path = tmp_path / "m.npz"
     model.save(path)
     pred = load_predictor(path)
-    rng = np.random.default_rng(5)
-    lo, hi = Xt.min(axis=0), Xt.max(axis=0)
-    Xs = np.ascontiguousarray(lo + (hi - lo) * rng.random((N_ROWS, 2)))
+    Xs = uniform_rows(Xt, N_ROWS)
     # one BLAS thread, as in a Dask worker (the suite's clock is CPU time, which a second
     # BLAS thread spinning on these small products would count twice)
     with threadpool_limits(limits=1, user_api="blas"):
@@ -63,24 +62,6 @@ def test_serving_decision_function(benchmark, tmp_path, scale):
     assert ratio <= 2.0, f"serving / compiled = {ratio:.2f} (goal <= 2)"
 
 
-def _job(path, n_rows):
-    """Run in the worker-like process: serving, compiled and floor times on the same rows."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    X, y, Xt, yt = checkerboard(30_000)
-    pred = load_predictor(path)
-    model = fb.load(path)
-    rng = np.random.default_rng(5)
-    lo, hi = Xt.min(axis=0), Xt.max(axis=0)
-    Xs = np.ascontiguousarray(lo + (hi - lo) * rng.random((n_rows, 2)))
-    serving = best_seconds(lambda: pred.decision_function(Xs), 3)
-    compiled = best_seconds(lambda: model.decision_function(Xs), 3)
-    fl = floor_seconds(model, Xs)
-    same = bool(np.allclose(pred.decision_function(Xs[:5000]),
-                            model.decision_function(Xs[:5000]), rtol=0, atol=1e-12))
-    print(json.dumps({"serving_s": serving, "compiled_s": compiled, "floor_s": fl,
-                      "same": same}))
-
-
 def test_serving_in_a_dask_worker_environment(benchmark, tmp_path):
     dask_config = pytest.importorskip("dask.config")
     pytest.importorskip("distributed")
@@ -90,13 +71,12 @@ def test_serving_in_a_dask_worker_environment(benchmark, tmp_path):
     path = str(tmp_path / "m.npz")
     fb.TVMClassifier(budget=100, gamma=CB_GAMMA).fit(X, y).save(path)
     env = dict(os.environ, **{k: str(v) for k, v in environ.items()})
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = (f"import sys; sys.path.insert(0, {here!r}); "
-            f"from test_bench_serving import _job; _job({path!r}, {N_ROWS})")
+    # a script run by path has its own folder on sys.path, so it imports _bench as is
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serving_job.py")
 
     def run():
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run([sys.executable, job, path, str(N_ROWS)], env=env,
+                             capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     info = benchmark.pedantic(run, rounds=1, iterations=1)
