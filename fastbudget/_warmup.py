@@ -18,7 +18,8 @@ import warnings
 
 import numpy as np
 
-#: CPU seconds of each task's compile on an empty cache (quiet 2-core machine, 2026-11-26),
+#: rough CPU seconds of each task's compile on an empty cache (from perf/cold_start.py's
+#: first fits, 2026-11-26; a task that follows another in the same process compiles less),
 #: used only to share the tasks out among the processes of ``warmup(jobs=...)``
 _COST = {"learner:tvm": 32.0, "learner:span": 22.0, "learner:svincremental": 13.0,
          "learner:idsvm": 15.0, "learner:random": 6.0, "learner:streamsvm": 6.0,

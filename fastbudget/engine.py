@@ -222,10 +222,10 @@ def add_batch_state(st, X, y, w, slots):
     """``adiabatic.add_batch`` with its NEEDS_REPAIR finished (:func:`finish_repair`):
     returns (status, rows learned, or the failing row)."""
     status, done = ad.add_batch(st, X, y, w, slots)
-    if status == ad.NEEDS_REPAIR:
-        status = ad.repair(st)
-        if status == ad.OK:
-            done += 1
+    repaired = status == ad.NEEDS_REPAIR
+    status = finish_repair(st, status)
+    if repaired and status == ad.OK:
+        done += 1        # the row whose certificate failed is learned, the state repaired
     return status, done
 
 

@@ -76,7 +76,7 @@ class _Scratch:
 
     def far_matrix(self, m, w):
         """An (m, w) array for the squared distances of far rows, allocated at first use."""
-        if self.far is None or self.far.size < m * w:
+        if self.far is None:                      # (at most the kernel scratch's size)
             self.far = np.empty(self.kernel.size)
         return self.far[:m * w].reshape(m, w)
 
