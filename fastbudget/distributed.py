@@ -70,6 +70,11 @@ def _client(client):
 
 
 # --------------------------------------------------------------------------- data
+def _pair(X, y):
+    """A block of X and the block of y beside it, as one task's result."""
+    return X, y
+
+
 def _blocks(X, y=None):
     """Delayed (X_block, y_block) pairs of a dask array / DataFrame (one per partition), or
     one pair for in-memory input."""
@@ -90,15 +95,19 @@ def _blocks(X, y=None):
             raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
         if len(X.chunks[1]) != 1:
             X = X.rechunk({1: -1})                     # a block holds whole rows
-        xs = list(X.to_delayed().ravel())
         if y is None:
-            return xs, None
+            return list(X.to_delayed().ravel()), None
         if not isinstance(y, da.Array):
             y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
         y = y.rechunk((X.chunks[0],))
-        return xs, list(y.to_delayed().ravel())
+        # one task per block gives both: graphs of X and of y optimised apart each fuse a
+        # task they share (a block read or generated once for both) into its own chain,
+        # and every stage then ran that task twice
+        pairs = da.blockwise(_pair, "i", X, "ij", y, "i", concatenate=True, dtype=object,
+                             meta=np.empty((0,), dtype=object)).to_delayed().ravel()
+        return [p[0] for p in pairs], [p[1] for p in pairs]
     Xd = dask.delayed(X)
     return [Xd], (None if y is None else [dask.delayed(y)])
 

@@ -6,6 +6,7 @@ import signal
 import threading
 import time
 
+import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -355,6 +356,35 @@ def test_fit_on_a_dask_dataframe_keeps_feature_names(client, data):
                                sim.decision_function(Xt), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="feature names"):
         est.predict(pd.DataFrame(Xt, columns=["b", "a"]))
+
+
+def _logged_block(path, X, y):
+    """A block of X and y as one array (labels in the last column), and a line in ``path``
+    for every time it is made."""
+    with open(path, "a") as f:
+        f.write("made\n")
+    return np.column_stack([X, y])
+
+
+@pytest.mark.parametrize("n_blocks", [1, 3])
+def test_a_block_shared_by_x_and_y_is_made_once_per_stage(client, data, tmp_path, n_blocks):
+    # X and y sliced from one source per block (as from one file): each stage must make the
+    # block once for both, not once for X and once for y
+    X, y, Xt, _ = data
+    log = tmp_path / "made.log"
+    parts = np.array_split(np.arange(X.shape[0]), n_blocks)
+    blocks = [da.from_delayed(dask.delayed(_logged_block)(str(log), X[i], y[i]),
+                              (len(i), 3), float) for i in parts]
+    XY = da.concatenate(blocks)
+    est = fd.fit(TVMClassifier(budget=30, gamma=GAMMA), XY[:, :2], XY[:, 2].astype(int),
+                 client=client, classes=[-1, 1], chunk_size=2000)
+    n_stages = len(fd._fractions(fd.TAIL, fd.ROUNDS, n_blocks))
+    # every stage makes every block once; the first chunk (gamma, names) makes block 0 once
+    assert log.read_text().count("made") == n_blocks * n_stages + 1
+    sim = fd.simulate(TVMClassifier(budget=30, gamma=GAMMA), X, y, n_blocks,
+                      chunk_size=2000)
+    np.testing.assert_allclose(est.decision_function(Xt), sim.decision_function(Xt),
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_predict_blocks_on_the_cluster(client, data):
