@@ -76,6 +76,23 @@ def test_auto_recovers_from_an_abrupt_drift():
     assert one.score(Xt, yt) > 0.92
 
 
+def test_learn_one_with_auto_is_partial_fit_of_one_row():
+    """learn_one's cheap path with forgetting (no second validation) gives the model of
+    partial_fit on one row, bit for bit, through a drift and its restart, with sample and
+    class weights."""
+    X, y = _drift_stream(5, n_old=1200, n_new=1200)
+    w = np.random.default_rng(1).choice([0.0, 0.5, 1.0, 2.0], size=len(y))
+    kw = dict(forgetting="auto", class_weight={0: 1.0, 1: 1.5})
+    a = _tvm(**kw).partial_fit(X[:20], y[:20], classes=[0, 1])
+    b = _tvm(**kw).partial_fit(X[:20], y[:20], classes=[0, 1])
+    for i in range(20, len(y)):
+        a.learn_one(X[i], int(y[i]), float(w[i]))
+        b.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
+    assert a.n_drifts_ >= 1
+    assert_same_state(model_state(a), model_state(b))
+    assert_same_state(a._get_state(), b._get_state())
+
+
 def test_auto_flags_no_drift_on_a_stationary_stream():
     rng = np.random.default_rng(3)
     X, y = _concept(rng, 6000, False)

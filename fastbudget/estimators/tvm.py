@@ -378,15 +378,22 @@ class TVMClassifier(BudgetClassifier):
         validation): an example that is only counted (weight 0, or not Beneficial once the
         budget is full) changes nothing but ``n_seen_``, in one compiled call, so it skips
         the transactional snapshot of the state, which only an example that is learned
-        needs. That one runs in ``partial_fit``'s transaction: a numerical failure is handled
+        needs (with ``forgetting``, every example takes ``partial_fit``'s learning, drift
+        detector included, without its second validation). That one runs in
+        ``partial_fit``'s transaction: a numerical failure is handled
         as there (undo, R rebuilt, replay; then a skip with a ``NumericalWarning`` or
         ``NumericalError``), and any exception leaves the model exactly as it was.
         """
-        one = (None if classes is not None or self.forgetting is not None
-               else self._check_one(x, y, sample_weight))
+        one = None if classes is not None else self._check_one(x, y, sample_weight)
         if one is None or self.engine_state_ is None:
             return self.partial_fit(self._one_example(x), np.asarray([y]), classes=classes,
                                     sample_weight=[sample_weight])
+        if self.forgetting is not None:
+            # partial_fit's learning and transaction without its validation, which
+            # _check_one has done (the drift detector scores and buffers the row)
+            with self._transaction():
+                self._partial_fit_checked(one[0], one[1], np.array([sample_weight]))
+            return self
         X, y_pm, w = one
         st, tw = self.engine_state_, self.twins_
         B = int(self.budget)
