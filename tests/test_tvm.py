@@ -819,4 +819,3 @@ def test_gauss_path_that_ended_kt_violated_is_repaired():
         clf.partial_fit(Xa[idx], ya[idx], classes=[-1, 1])
     assert getattr(clf, "n_skipped_", 0) == 0
     assert clf.kkt_residual() <= 1e-9
-
