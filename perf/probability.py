@@ -377,7 +377,8 @@ def orders(name, a, B, split, sv):
     ks = list(a.recency_variants or [1.0]) + [("last", n) for n in a.window_variants]
     res = {k: [] for k in ks}          # k -> rows of (test LL, ECE, mass, split ECE, mass, split LL)
     lines = []
-    for o in range(a.seed, a.seed + a.orders):
+    o0 = a.seed if a.orders_from is None else a.orders_from
+    for o in range(o0, o0 + a.orders):
         perm = np.random.default_rng(o).permutation(len(ya0))
         Xa, ya = Xa0[perm], ya0[perm]
         clf, t, f, yy, w = _stream_recorded(Xa, ya, B, kp, a.chunk)
@@ -624,6 +625,9 @@ def main(argv=None):
     ap.add_argument("--window-variants", nargs="*", type=float, default=[],
                     help="with --orders: replay the map fitted on the prequential values of "
                          "the last N chunks only")
+    ap.add_argument("--orders-from", type=int, default=None,
+                    help="with --orders: the first order (default --seed), to share the "
+                         "orders between processes")
     ap.add_argument("--orders-only", action="store_true",
                     help="with --orders: skip the tables of stream order --seed alone (TVM "
                          "is trained only in the --orders runs)")
