@@ -6,7 +6,8 @@ Run from the repository root::
         [--budgets N-Checkerboard=100 IJCNN1=100,1000] \
         [--svc-n N-Checkerboard=20000 IJCNN1=20000,0] [--split IJCNN1=20000] [--boot 1000] \
         [--tail-variants 3 10 30] [--svc-cache DIR] [--svc-cache-mb 200] \
-        [--png docs/results/probability.png] [--orders 5] [--recency-variants 0 1 2 3]
+        [--png docs/results/probability.png] [--orders 5] [--orders-only] \
+        [--recency-variants 0 1 2 3] [--window-variants 5 10 20]
 
 Two data sets, both scored on *noisy* test labels (the labels a user sees):
 
@@ -41,15 +42,19 @@ with ``--before``, "plain sums (before)" through the map of statistics without t
 weighting (commit aca1386), replayed from a second TVM streaming the same chunks. With
 ``--png`` a reliability diagram of both data sets is written.
 
-``--orders N`` streams TVM in N random orders of the same training set (orders
-``seed, ..., seed + N - 1``; order ``seed`` is the one above) and prints, per order, its
-test figures and their paired differences to the last SVC (which is trained once, on the
-order ``seed``: its SVM does not depend on the order, only the folds of its internal Platt
-fit do), and with ``--split`` its figures on the rest of the training file when trained on
-the first N examples of that order. ``--recency-variants K ...`` replays, on the
+``--orders N`` streams TVM, at every budget of the data set, in N random orders of the same
+training set (orders ``seed, ..., seed + N - 1``; order ``seed`` is the one above) and
+prints, per budget and order, its test figures and their paired differences to the last SVC
+(which is trained once, on the order ``seed``: its SVM does not depend on the order, only
+the folds of its internal Platt fit do), and with ``--split`` its figures on the rest of the
+training file when trained on the first N examples of that order; then the model's
+``memory_bytes()`` and SVC's number of support vectors. ``--orders-only`` skips the tables
+of order ``seed`` alone (TVM is then trained only in the ``--orders`` runs). ``--recency-variants K ...`` replays, on the
 prequential decision values recorded in those runs, the map with statistics in which the
 s-th of t examples weighs about ``(s / t)^K`` (K = 1: ``fastbudget.calibration`` as it is;
-K = 0: plain sums), and prints the mean over the orders.
+K = 0: plain sums), and ``--window-variants N ...`` the map fitted on the prequential values
+of the last N chunks only (the scores of the models near the end of the stream, each still
+taken before the chunk was learned); both print the mean over the orders.
 """
 import argparse
 import math
@@ -349,17 +354,31 @@ def recency_stats(f, y_pm, w, k):
     return stats
 
 
-def orders(name, a, B, split, svc):
+def _replay_stats(f, y_pm, w, k, chunk):
+    """Statistics replayed from recorded prequential values: ``recency_stats`` with exponent
+    ``k``, or for ``k = ("last", n)`` the library's rule (exponent 1) on the values of the
+    last ``n`` chunks of ``chunk`` examples only (a map refreshed to the scores of the
+    models near the end of the stream, each still scored before it learned them)."""
+    if isinstance(k, tuple):
+        m = int(k[1] * chunk)
+        return recency_stats(f[-m:], y_pm[-m:], w[-m:], 1.0)
+    return recency_stats(f, y_pm, w, k)
+
+
+def orders(name, a, B, split, sv):
     """``--orders``: TVM B on ``a.orders`` stream orders of data set ``name``, against
-    the SVC predictions ``svc`` (on the test set; trained once). Prints a table per order
-    and the recency variants' means; returns nothing."""
+    the SVC ``sv`` (a dict of ``_svc_scores``; trained once). Prints a table per order,
+    the model's memory against SVC's support vectors, and the recency variants' means;
+    returns nothing."""
     from fastbudget import calibration as cal
 
+    svc = sv["p"]
     Xa0, ya0, Xb, yb, kp = load(name, a.data_dir, a.seed)
-    ks = a.recency_variants or [1.0]
+    ks = list(a.recency_variants or [1.0]) + [("last", n) for n in a.window_variants]
     res = {k: [] for k in ks}          # k -> rows of (test LL, ECE, mass, split ECE, mass, split LL)
     lines = []
-    for o in range(a.seed, a.seed + a.orders):
+    o0 = a.seed if a.orders_from is None else a.orders_from
+    for o in range(o0, o0 + a.orders):
         perm = np.random.default_rng(o).permutation(len(ya0))
         Xa, ya = Xa0[perm], ya0[perm]
         clf, t, f, yy, w = _stream_recorded(Xa, ya, B, kp, a.chunk)
@@ -382,15 +401,17 @@ def orders(name, a, B, split, svc):
             cells.append(f"{ece(p2, ya[split:]):.4f} / {ece_mass(p2, ya[split:]):.4f}")
             recs["split"] = (f2, y2, w2, g2, ya[split:])
         lines.append(f"| {o} | " + " | ".join(cells) + f" | {t:.1f} |")
+        mem = clf.memory_bytes()
         for k in ks:
-            pk = cal.CalibrationMap(recency_stats(f, yy, w, k))(ft)
+            stats = _replay_stats(f, yy, w, k, a.chunk)
+            pk = cal.CalibrationMap(stats)(ft)
             row = [log_loss(pk, yb), ece(pk, yb), ece_mass(pk, yb)]
             if split:
                 f2, y2, w2, g2, yr = recs["split"]
-                q = cal.CalibrationMap(recency_stats(f2, y2, w2, k))(g2)
+                q = cal.CalibrationMap(_replay_stats(f2, y2, w2, k, a.chunk))(g2)
                 row += [ece(q, yr), ece_mass(q, yr), log_loss(q, yr)]
             res[k].append(row)
-        print(f"<!-- {name}, order {o} done -->", flush=True)
+        print(f"<!-- {name}, B={B}, order {o} done: {t:.1f} CPU s -->", flush=True)
     print(f"\n{name}, TVM B={B} streamed in {a.orders} orders, test set ({len(yb):,} examples; "
           f"differences to SVC on {a.svc_label}, trained once; 95 % paired bootstrap "
           f"intervals over {a.boot} resamples)\n")
@@ -402,17 +423,22 @@ def orders(name, a, B, split, svc):
     print("|---" * (10 + bool(split)) + "|")
     for line in lines:
         print(line)
-    if a.recency_variants:
+    print(f"\n<!-- {name}, TVM B={B}: memory_bytes() {mem:,} ({mem / 2**20:.1f} MiB); SVC on "
+          f"{a.svc_label}: {int(sv['n_sv']):,} support vectors, {sv['cpu']:.1f} CPU s -->",
+          flush=True)
+    if a.recency_variants or a.window_variants:
         print(f"\n{name}, TVM B={B}: the recency exponent K replayed on the same prequential "
               f"values (mean [min, max] over the {a.orders} orders; K = 1 is the map as it "
-              "is, K = 0 plain sums)\n")
+              "is, K = 0 plain sums; 'last N chunks': the map as it is, fitted on the "
+              "prequential values of the last N chunks only)\n")
         cols = ["test log-loss", "test ECE", "test ECE-mass"] + (
             [f"rest ECE (on {split:,})", "rest ECE-mass", "rest log-loss"] if split else [])
         print("| K | " + " | ".join(cols) + " |")
         print("|---" * (1 + len(cols)) + "|")
         for k in ks:
             r = np.array(res[k])
-            print(f"| {k:g} | " + " | ".join(
+            lab = f"last {k[1]:g} chunks" if isinstance(k, tuple) else f"{k:g}"
+            print(f"| {lab} | " + " | ".join(
                 f"{r[:, j].mean():.4f} [{r[:, j].min():.4f}, {r[:, j].max():.4f}]"
                 for j in range(r.shape[1])) + " |", flush=True)
 
@@ -436,7 +462,7 @@ def run(name, a, budgets, svc_n, split):
     perm = np.random.default_rng(a.seed).permutation(len(ya))
     Xa, ya = Xa[perm], ya[perm]
     rows, preds, curves, notes = [], {}, {}, []
-    for B in budgets:
+    for B in ([] if a.orders_only else budgets):
         clf, t_tvm = _stream_tvm(Xa, ya, B, kp, a.chunk)
         # the cost of the calibration's extra scoring: one decision_function per example
         t0 = time.process_time()
@@ -476,7 +502,7 @@ def run(name, a, budgets, svc_n, split):
         preds[label] = sv["p"]
         curves[f"SVC on {n_svc:,}"] = reliability(sv["p"], yb)
     evals = [(f"{name}, test set", rows, preds, yb)]
-    if split:
+    if split and not a.orders_only:
         # the same distribution as the training stream: train on the first `split`
         # examples, score on the rest of the training file
         X1, y1, X2, y2 = Xa[:split], ya[:split], Xa[split:], ya[split:]
@@ -505,7 +531,8 @@ def run(name, a, budgets, svc_n, split):
     if a.orders and svcs:
         n_last = list(svcs)[-1]
         a.svc_label = f"{n_last:,}"
-        orders(name, a, budgets[-1], split, svcs[n_last]["p"])
+        for B in budgets:
+            orders(name, a, B, split, svcs[n_last])
     return evals, curves, notes
 
 
@@ -593,8 +620,17 @@ def main(argv=None):
                     help="directory where SVC's predictions are saved and, when present, "
                          "read back instead of training SVC again")
     ap.add_argument("--orders", type=int, default=0,
-                    help="also stream TVM (the last budget of each data set) in this many "
+                    help="also stream TVM (every budget of each data set) in this many "
                          "random orders and compare each with the last SVC")
+    ap.add_argument("--window-variants", nargs="*", type=float, default=[],
+                    help="with --orders: replay the map fitted on the prequential values of "
+                         "the last N chunks only")
+    ap.add_argument("--orders-from", type=int, default=None,
+                    help="with --orders: the first order (default --seed), to share the "
+                         "orders between processes")
+    ap.add_argument("--orders-only", action="store_true",
+                    help="with --orders: skip the tables of stream order --seed alone (TVM "
+                         "is trained only in the --orders runs)")
     ap.add_argument("--recency-variants", nargs="*", type=float, default=[],
                     help="with --orders: replay the map with recency exponent K (1: as it "
                          "is, 0: plain sums) on the recorded prequential values")
