@@ -8,12 +8,24 @@ from fastbudget._registry import LEARNERS
 def test_every_task_is_run_by_exactly_one_process():
     tasks = W._tasks()
     assert {f"learner:{n}" for n in LEARNERS} <= set(tasks)
-    assert {"engine", "tvm_repair", "span_relearn"} <= set(tasks)
+    assert {"engine", "tvm_repair"} <= set(tasks)
     for jobs in (1, 2, 3, 7, len(tasks), len(tasks) + 5):
         groups = W._share(tasks, jobs)
-        assert len(groups) == min(jobs, len(tasks))
+        # (tvm_repair goes with learner:tvm: one group fewer at most)
+        assert len(groups) == min(jobs, len(tasks) - 1)
         assert all(groups)
         assert sorted(t for g in groups for t in g) == sorted(tasks)
+
+
+def test_a_task_that_reuses_another_runs_in_its_process(monkeypatch):
+    """``tvm_repair`` fits a TVM: it goes where ``learner:tvm`` went, whatever the costs
+    (elsewhere it would compile TVM's stream a second time)."""
+    for cost in (0.5, 5.0, 100.0):
+        monkeypatch.setitem(W._COST, "tvm_repair", min(cost, W._COST["learner:tvm"]))
+        for jobs in (2, 3, 5):
+            groups = W._share(W._tasks(), jobs)
+            assert [g for g in groups if "tvm_repair" in g] == \
+                [g for g in groups if "learner:tvm" in g]
 
 
 def test_two_processes_share_the_work_evenly_by_the_recorded_costs():
