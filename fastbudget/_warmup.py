@@ -18,17 +18,21 @@ import warnings
 
 import numpy as np
 
-#: rough CPU seconds of each task's compile on an empty cache (from perf/cold_start.py's
-#: first fits, 2026-11-26; a task that follows another in the same process compiles less),
-#: used only to share the tasks out among the processes of ``warmup(jobs=...)``
-_COST = {"learner:tvm": 32.0, "learner:span": 19.0, "learner:svincremental": 13.0,
-         "learner:idsvm": 15.0, "learner:random": 6.0, "learner:streamsvm": 6.0,
+#: rough CPU seconds of each task's compile on an empty cache, in the process it is dealt to
+#: (a task that follows another there compiles less: the engine's functions once per
+#: process), from ``perf/cold_start.py`` and warm-up tasks timed alone and in their
+#: groups, 2026-11-26 (alone: TVM 32, Span 34, the engine 32, IncrementalSVC 19, Random 18,
+#: SV-incremental 18, StreamSVM's five variants 17.5, BSGD 4). Used only to share the
+#: tasks out among the processes of ``warmup(jobs=...)``
+_COST = {"learner:tvm": 32.0, "learner:span": 30.0, "learner:streamsvm": 17.5,
+         "learner:svincremental": 8.0, "learner:random": 6.0, "learner:idsvm": 3.0,
          "learner:bsgd": 4.0, "learner:forgetron": 1.5, "learner:perceptron": 1.5,
-         "learner:pegasos": 1.5, "engine": 8.0, "tvm_repair": 5.0}
+         "learner:pegasos": 1.5, "engine": 12.0, "tvm_repair": 3.5}
 
-#: tasks that run another task's compiled code (``tvm_repair`` fits a TVM): dealt to the
-#: process of that task, which has compiled it already, instead of compiling it again
-_WITH = {"tvm_repair": "learner:tvm"}
+#: tasks that run another task's compiled code, dealt to the process of that task, which
+#: has compiled it already, instead of compiling it again: ``tvm_repair`` fits a TVM; the
+#: engine's single operations are Span's ``ops.engine_step``
+_WITH = {"tvm_repair": "learner:tvm", "engine": "learner:span"}
 
 
 def _data():

@@ -11,21 +11,23 @@ def test_every_task_is_run_by_exactly_one_process():
     assert {"engine", "tvm_repair"} <= set(tasks)
     for jobs in (1, 2, 3, 7, len(tasks), len(tasks) + 5):
         groups = W._share(tasks, jobs)
-        # (tvm_repair goes with learner:tvm: one group fewer at most)
-        assert len(groups) == min(jobs, len(tasks) - 1)
+        # (a task that reuses another's code goes with it: no group of its own)
+        assert len(groups) == min(jobs, len(tasks) - len(W._WITH))
         assert all(groups)
         assert sorted(t for g in groups for t in g) == sorted(tasks)
 
 
 def test_a_task_that_reuses_another_runs_in_its_process(monkeypatch):
-    """``tvm_repair`` fits a TVM: it goes where ``learner:tvm`` went, whatever the costs
-    (elsewhere it would compile TVM's stream a second time)."""
-    for cost in (0.5, 5.0, 100.0):
-        monkeypatch.setitem(W._COST, "tvm_repair", min(cost, W._COST["learner:tvm"]))
-        for jobs in (2, 3, 5):
-            groups = W._share(W._tasks(), jobs)
-            assert [g for g in groups if "tvm_repair" in g] == \
-                [g for g in groups if "learner:tvm" in g]
+    """``tvm_repair`` fits a TVM, the engine task runs Span's ``engine_step``: each goes
+    where the task whose code it reuses went, whatever the costs (elsewhere it would
+    compile that code a second time)."""
+    assert W._WITH == {"tvm_repair": "learner:tvm", "engine": "learner:span"}
+    for task, lead in W._WITH.items():
+        for cost in (0.5, 5.0, 100.0):
+            monkeypatch.setitem(W._COST, task, min(cost, W._COST[lead]))
+            for jobs in (2, 3, 5):
+                groups = W._share(W._tasks(), jobs)
+                assert [g for g in groups if task in g] == [g for g in groups if lead in g]
 
 
 def test_two_processes_share_the_work_evenly_by_the_recorded_costs():
