@@ -8,7 +8,7 @@ warmup`` command does the same) to move that cost out of the first real fit.
 The work is a list of tasks (one per learner, and the engine's and TVM's last
 resorts). Numba compiles in one thread, so ``jobs > 1`` runs the tasks in that many fresh
 Python processes at once, sharing the on-disk cache, the longest tasks first: on 2 cores
-about 60 s instead of 110 s of compiling (``docs/results/cold_start.md``).
+about 65 s instead of 110-150 s of compiling (``docs/results/cold_start.md``).
 """
 import os
 import subprocess
