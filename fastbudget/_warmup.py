@@ -5,10 +5,10 @@ Numba compiles a function the first time it runs and caches the machine code on 
 processes load it from the cache. Call ``warmup()`` once after installing (the ``fastbudget
 warmup`` command does the same) to move that cost out of the first real fit.
 
-The work is a list of tasks (one per learner, and the engine's and two learners' last
+The work is a list of tasks (one per learner, and the engine's and TVM's last
 resorts). Numba compiles in one thread, so ``jobs > 1`` runs the tasks in that many fresh
 Python processes at once, sharing the on-disk cache, the longest tasks first: on 2 cores
-about 60 s instead of 110 s of compiling (``docs/results/cold_start.md``).
+about 65 s instead of 110-150 s of compiling (``docs/results/cold_start.md``).
 """
 import os
 import subprocess
@@ -18,13 +18,21 @@ import warnings
 
 import numpy as np
 
-#: rough CPU seconds of each task's compile on an empty cache (from perf/cold_start.py's
-#: first fits, 2026-11-26; a task that follows another in the same process compiles less),
-#: used only to share the tasks out among the processes of ``warmup(jobs=...)``
-_COST = {"learner:tvm": 32.0, "learner:span": 22.0, "learner:svincremental": 13.0,
-         "learner:idsvm": 15.0, "learner:random": 6.0, "learner:streamsvm": 6.0,
+#: rough CPU seconds of each task's compile on an empty cache, in the process it is dealt to
+#: (a task that follows another there compiles less: the engine's functions once per
+#: process), from ``perf/cold_start.py`` and warm-up tasks timed alone and in their
+#: groups, 2026-11-26 (alone: TVM 32, Span 34, the engine 32, IncrementalSVC 19, Random 18,
+#: SV-incremental 18, StreamSVM's five variants 17.5, BSGD 4). Used only to share the
+#: tasks out among the processes of ``warmup(jobs=...)``
+_COST = {"learner:tvm": 32.0, "learner:span": 30.0, "learner:streamsvm": 17.5,
+         "learner:svincremental": 8.0, "learner:random": 6.0, "learner:idsvm": 3.0,
          "learner:bsgd": 4.0, "learner:forgetron": 1.5, "learner:perceptron": 1.5,
-         "learner:pegasos": 1.5, "engine": 8.0, "tvm_repair": 5.0, "span_relearn": 4.0}
+         "learner:pegasos": 1.5, "engine": 12.0, "tvm_repair": 3.5}
+
+#: tasks that run another task's compiled code, dealt to the process of that task, which
+#: has compiled it already, instead of compiling it again: ``tvm_repair`` fits a TVM; the
+#: engine's single operations are Span's ``ops.engine_step``
+_WITH = {"tvm_repair": "learner:tvm", "engine": "learner:span"}
 
 
 def _data():
@@ -102,21 +110,11 @@ def _warm_tvm_repair():
     ops.tvm_repair(tvm.engine_state_, tvm.twins_)
 
 
-def _warm_span_relearn():
-    """Span's decision for one arrival (``span_decide``)."""
-    from .estimators.span import _POLICIES, _SPAN_SETS
-
-    span = _fitted("span")
-    span._relearn_row(np.array([0.5, -0.5]), 1.0, 1.0,
-                      (int(span.budget), _POLICIES[span.policy], float(span.margin),
-                       _SPAN_SETS[span.span_set]))
-
-
 def _tasks():
     """Every warm-up task, in the order a single process runs them."""
     from ._registry import LEARNERS
 
-    return [f"learner:{name}" for name in LEARNERS] + ["engine", "tvm_repair", "span_relearn"]
+    return [f"learner:{name}" for name in LEARNERS] + ["engine", "tvm_repair"]
 
 
 def _run_tasks(tasks, verbose=False):
@@ -128,19 +126,23 @@ def _run_tasks(tasks, verbose=False):
             _warm_engine()
         elif task == "tvm_repair":
             _warm_tvm_repair()
-        elif task == "span_relearn":
-            _warm_span_relearn()
         else:
             raise ValueError(f"unknown warm-up task {task!r}")
 
 
 def _share(tasks, jobs):
     """The tasks dealt to ``jobs`` processes, the longest first, each to the process with
-    the least work so far (every task in exactly one group; no empty group)."""
-    groups = [[] for _ in range(max(1, min(int(jobs), len(tasks))))]
+    the least work so far, or to the process of the task it reuses (``_WITH``; dealt
+    before it, being longer), so that it compiles nothing again (every task in exactly
+    one group; no empty group)."""
+    free = [t for t in tasks if _WITH.get(t) not in tasks]   # the tasks that lead a group
+    groups = [[] for _ in range(max(1, min(int(jobs), len(free))))]
     load = [0.0] * len(groups)
     for task in sorted(tasks, key=lambda t: -_COST.get(t, 1.0)):
         k = load.index(min(load))
+        for j, g in enumerate(groups):
+            if _WITH.get(task) in g:
+                k = j
         groups[k].append(task)
         load[k] += _COST.get(task, 1.0)
     return groups

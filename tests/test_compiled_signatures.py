@@ -234,7 +234,7 @@ def test_warmup_compiles_one_signature_per_function():
     used = set(got["used"])
     for entry in ("tvm.tvm_partial_fit", "tvm.tvm_count_one", "adiabatic.add_batch",
                   "adiabatic.relearn", "adiabatic.rebuild", "adiabatic.repair",
-                  "ops.tvm_repair", "span.span_learn", "span.span_decide",
+                  "ops.tvm_repair", "span.span_learn",
                   "meb.stream_linear", "bsgd.bsgd_fit"):
         assert entry in used, f"warmup did not compile {entry}"
 

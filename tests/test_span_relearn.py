@@ -1,6 +1,6 @@
 """SpanBudgetClassifier's last resort (the engine's): when a chunk fails at row i also on a
 rebuilt R, the rows before i are learned again, row i's decision is made by the compiled
-stream (``kernels.span.span_decide``) and its resulting set is learned from an empty model
+stream (``kernels.span.span_learn`` in decision mode) and its resulting set is learned from an empty model
 (``engine.relearn_state``); the rows after it go on as usual. Failures are injected by
 patching the compiled chunk loop, the way the SV-incremental and engine tests do."""
 import numpy as np
@@ -53,12 +53,16 @@ def _fit(policy, lo, hi):
 def _fail_at(monkeypatch, X, rows):
     """Make the compiled chunk loop fail (KT violated) at the given stream rows, on every
     attempt: a call whose rows hold one of them learns up to and including it (the state
-    really changes), then reports the failure there. Returns the list of calls' statuses."""
+    really changes), then reports the failure there. Calls in decision mode (the last
+    resort's decision for the failing row) are not failed. Returns the list of calls'
+    statuses."""
     bad = {X[i].tobytes() for i in rows}
     real = span_mod.ks.span_learn
     calls = []
 
     def failing(st, wk, Xc, *args):
+        if args[-1][ks.K_DECIDE]:
+            return real(st, wk, Xc, *args)
         hit = [p for p in range(Xc.shape[0]) if Xc[p].tobytes() in bad]
         if not hit:
             calls.append(ad.OK)
@@ -221,26 +225,26 @@ def test_replay_that_fails_leaves_the_model_unchanged(monkeypatch):
 
 def test_failed_unlearning_before_the_swap_search_is_relearned_first(monkeypatch):
     """The span policy's swap search runs on the model without the stored example with
-    alpha = 0 that makes room, unlearned exactly by ``span_decide``. When that unlearning
-    fails (injected here), the model without it is relearned, and the decision made again
-    on that: the same model, counters and ages as without failures."""
+    alpha = 0 that makes room, unlearned exactly by the decision (``_span_decide``). When
+    that unlearning fails (injected here), the model without it is relearned, and the
+    decision made again on that: the same model, counters and ages as without failures."""
     cases = _cases("span")
     lo, hi = cases["first"][0], cases["last"][0] + 1
     _, _, kinds = _setting("span")
     row = kinds["AP"][0]
     plain = _fit("span", lo, hi)
-    real = span_mod.ks.span_decide
+    real = span_mod._span_decide
     decided = []
 
-    def evict_fails(st, wk, x, yc, w, budget, policy, margin, span_set, dec):
-        s = real(st, wk, x, yc, w, budget, policy, margin, span_set, dec)
+    def evict_fails(st, wk, x, yc, w, args):
+        s, dec = real(st, wk, x, yc, w, args)
         decided.append(int(dec[ks.D_KIND]))
         if len(decided) == 1 and dec[ks.D_EVICT] >= 0:
             dec[ks.D_KIND] = ks.D_EVICT_FAILED
-            return ad.KT_VIOLATED
-        return s
+            return ad.KT_VIOLATED, dec
+        return s, dec
 
-    monkeypatch.setattr(span_mod.ks, "span_decide", evict_fails)
+    monkeypatch.setattr(span_mod, "_span_decide", evict_fails)
     relearned = _count_relearns(monkeypatch)
     _fail_at(monkeypatch, _setting("span")[0], [row])
     clf = _fit("span", lo, hi)

@@ -8,12 +8,26 @@ from fastbudget._registry import LEARNERS
 def test_every_task_is_run_by_exactly_one_process():
     tasks = W._tasks()
     assert {f"learner:{n}" for n in LEARNERS} <= set(tasks)
-    assert {"engine", "tvm_repair", "span_relearn"} <= set(tasks)
+    assert {"engine", "tvm_repair"} <= set(tasks)
     for jobs in (1, 2, 3, 7, len(tasks), len(tasks) + 5):
         groups = W._share(tasks, jobs)
-        assert len(groups) == min(jobs, len(tasks))
+        # (a task that reuses another's code goes with it: no group of its own)
+        assert len(groups) == min(jobs, len(tasks) - len(W._WITH))
         assert all(groups)
         assert sorted(t for g in groups for t in g) == sorted(tasks)
+
+
+def test_a_task_that_reuses_another_runs_in_its_process(monkeypatch):
+    """``tvm_repair`` fits a TVM, the engine task runs Span's ``engine_step``: each goes
+    where the task whose code it reuses went, whatever the costs (elsewhere it would
+    compile that code a second time)."""
+    assert W._WITH == {"tvm_repair": "learner:tvm", "engine": "learner:span"}
+    for task, lead in W._WITH.items():
+        for cost in (0.5, 5.0, 100.0):
+            monkeypatch.setitem(W._COST, task, min(cost, W._COST[lead]))
+            for jobs in (2, 3, 5):
+                groups = W._share(W._tasks(), jobs)
+                assert [g for g in groups if task in g] == [g for g in groups if lead in g]
 
 
 def test_two_processes_share_the_work_evenly_by_the_recorded_costs():

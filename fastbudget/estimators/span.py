@@ -1,14 +1,17 @@
 """SpanBudgetClassifier: a fixed budget of support vectors kept by the S-span (paper 002).
 
 A chunk is learned in one compiled call (``kernels.span.span_learn``) with the exact
-engine's fallbacks: when it fails numerically, the model is put back as before the chunk, R
-rebuilt and the chunk retried; when the retry fails at row i too, the rows before i are
-learned again on a rebuilt R, row i's decision is made by the compiled stream
-(``kernels.span.span_decide``: whether x is learned, which stored example it replaces or
-which one with alpha = 0 makes room) and the resulting set is learned again from an empty
-model (``engine.relearn_state``, as IncrementalSVC and SVIncrementalClassifier do), and the
-chunk goes on from row i + 1 (where the same applies). Only when every relearning order
-fails is ``NumericalError`` raised, with the model as before the chunk.
+engine's fallbacks: an exact operation whose KT certificate fails ends the call at its row
+(NEEDS_REPAIR), the separately compiled ``adiabatic.repair`` runs and the call resumes the
+row where it stopped (``_learn_rows``); when the chunk fails numerically, the model is put
+back as before the chunk, R rebuilt and the chunk retried; when the retry fails at row i
+too, the rows before i are learned again on a rebuilt R, row i's decision is made by the
+compiled stream (``span_learn`` in decision mode: whether x is learned, which stored
+example it replaces or which one with alpha = 0 makes room) and the resulting set is
+learned again from an empty model (``engine.relearn_state``, as IncrementalSVC and
+SVIncrementalClassifier do), and the chunk goes on from row i + 1 (where the same
+applies). Only when every relearning order fails is ``NumericalError`` raised, with the
+model as before the chunk.
 """
 import numpy as np
 
@@ -27,6 +30,34 @@ _ENGINE_FIELDS = ad.EngineState._fields
 _WORK_FIELDS = ks.SpanWork._fields
 _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
+
+
+def _learn_rows(st, wk, X, y, w, args, ctl):
+    """``kernels.span.span_learn`` on the rows ``X``, ``y``, ``w`` (``args``: budget,
+    policy, margin, span_set), with each NEEDS_REPAIR it returns finished by
+    ``adiabatic.repair`` and the row resumed where it stopped (``ctl`` records where), so
+    that the compiled stream does not carry the repair. Returns (status, rows learned, or
+    the failing row), as one ``span_learn`` call with the repair in it would."""
+    lo = 0
+    while True:
+        status, done = ks.span_learn(st, wk, X[lo:], y[lo:], w[lo:], *args, ctl)
+        if status != ad.NEEDS_REPAIR:
+            return status, lo + done
+        lo += done
+        status = ad.repair(st)
+        if status != ad.OK:
+            ctl[ks.K_PHASE] = ks.P_START
+            return status, lo
+
+
+def _span_decide(st, wk, x, yc, w, args):
+    """The decision the stream makes for one arrival ``(x, yc)`` of weight ``w``, without
+    its exact updates (``span_learn`` in decision mode). Returns (status, ctl): the record
+    is ``ctl[D_KIND]``, ``ctl[D_EVICT]``, ``ctl[D_REMOVE]``, ``ctl[D_SLOT]``."""
+    ctl = ks.alloc_ctl(decide=True)
+    status, _ = _learn_rows(st, wk, x[None, :], np.array([yc], dtype=np.float64),
+                            np.array([w], dtype=np.float64), args, ctl)
+    return status, ctl
 
 
 class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
@@ -192,13 +223,13 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                 snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
                 counts = (wk.age.copy(), wk.cnt.copy())
             rows = (X[lo:], y_pm[lo:], sample_weight[lo:])
-            status, done = ks.span_learn(st, wk, *rows, *args)
+            status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl())
             if status == ad.OK:
                 return
             # undo the rest of the chunk (transactional), rebuild R from scratch and retry
             self._restore_work(snap, counts)
             ad.rebuild(st)
-            status, done = ks.span_learn(st, wk, *rows, *args)
+            status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl())
             if status == ad.OK:
                 return
             # The retry failed at row lo + done too. Last resort (the engine's): learn the
@@ -212,7 +243,8 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
             if not 0 <= done < n - lo:
                 break
             if done > 0:
-                replay, _ = ks.span_learn(st, wk, *(r[:done] for r in rows), *args)
+                replay, _ = _learn_rows(st, wk, *(r[:done] for r in rows), args,
+                                        ks.alloc_ctl())
                 if replay != ad.OK:
                     status, stage = replay, "replay"
                     break
@@ -242,9 +274,9 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
 
     def _relearn_row(self, x, yc, w, args):
         """The engine's last resort for one arrival whose exact update failed, also on a
-        rebuilt R: the compiled stream makes the arrival's decision (``span_decide``: is x
+        rebuilt R: the compiled stream makes the arrival's decision (``_span_decide``: is x
         learned, which stored example it replaces or which one with alpha = 0 makes room;
-        the ages and counters are updated as ``span_step`` updates them), then the
+        the ages and counters are updated as learning updates them), then the
         resulting set (the live examples without those, plus x in its slot with weight w)
         is learned again from an empty model (:func:`fastbudget.engine.relearn_state`).
         True on success; otherwise False, with the state and counters as on entry. When the
@@ -252,14 +284,13 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
         needs the model without it), the model without it is relearned first and the
         decision made again on that."""
         st, wk = self._st, self._wk
-        dec = np.full(ks.N_DEC, -1, dtype=np.int64)
         entry = None
         for _ in range(2):
             snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
             counts = (wk.age.copy(), wk.cnt.copy())
             if entry is None:
                 entry = (snap, (counts[0].copy(), counts[1].copy()))
-            status = ks.span_decide(st, wk, x, yc, w, *args, dec)
+            status, dec = _span_decide(st, wk, x, yc, w, args)
             kind = int(dec[ks.D_KIND])
             if kind == ks.D_NONE:
                 # x is not learned: the state is as before (the row's failure was not its own)
@@ -280,7 +311,7 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
             if kind != ks.D_EVICT_FAILED:
                 return True
             # the model without the evicted example is learned: decide again on it, as
-            # span_step would after the unlearning (the row's counters once; the drop counted)
+            # learning would after the unlearning (the row's counters once; the drop counted)
             counts[1][ks.C_PRUNED] += 1
             np.copyto(wk.cnt, counts[1])
         self._restore_work(*entry)

@@ -27,8 +27,11 @@ of them margin vectors: N candidate swaps, each one exact weight-transfer path
 O(N^2 |S| (events + |E|/N |S|)) <= O(N^4) in the worst case, O(N^2 |S|) when few SVs are at
 the bound. ``POLICY_LRU`` costs one exact unlearning and one exact learning, O(N |S|) per step.
 
-``span_decide`` makes an arrival's decision without its exact updates and records it: the
-estimator's last resort after a failed chunk relearns the decided set from an empty model.
+``span_learn`` in decision mode makes an arrival's decision without its exact updates and
+records it: the estimator's last resort after a failed chunk relearns the decided set from
+an empty model. An exact operation whose KT certificate fails ends the call with
+NEEDS_REPAIR and the point at which the arrival resumes; the caller runs the separately
+compiled ``adiabatic.repair`` and calls again, so that the stream does not carry the repair.
 """
 from collections import namedtuple
 
@@ -37,7 +40,7 @@ from numba import njit
 
 from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, NEEDS_REPAIR, OK,
                         RESERVE, STUCK, add_batch, check_drift, decision_point,
-                        place, refresh, remove, repair, transfer)
+                        place, refresh, remove, transfer)
 from .ops import OP_ADD, OP_REMOVE, OP_REWEIGHT, engine_step
 
 POLICY_SPAN = 0
@@ -56,18 +59,29 @@ C_REJECT = 4  # span policy: arrivals turned away (no swap lowers the S-span)
 C_PRUNED = 5  # stored examples with alpha = 0 dropped to make room
 N_CNT = 8
 
-# the decision of one arrival, recorded by ``span_decide``: indices into its ``dec`` ...
+# ``span_learn``'s control array ``ctl`` (N_CTL,) int64: the decision of one arrival,
+# recorded in decision mode ...
 D_KIND = 0
 D_EVICT = 1  # stored example with alpha = 0 dropped to make room (-1: none)
 D_REMOVE = 2  # stored example x replaces (-1: none)
 D_SLOT = 3  # slot x is learned in (-1: none)
-N_DEC = 4
+K_DECIDE = 4  # 1: decision mode (the decision only, recorded above), 0: learning
+K_PHASE = 5  # where the first row resumes after a repair (P_*)
+K_SLOT = 6  # the slot the resumed row needs
+N_CTL = 7
 # ... and the kinds
 D_NONE = 0  # x is not learned (weight 0, or y f(x) > margin)
 D_ADD = 1  # x learned while the memory is not full
 D_SWAP = 2  # x replaces a stored example (span accepted or LRU)
 D_REJECT = 3  # the span policy turns x away
 D_EVICT_FAILED = 4  # the exact unlearning of the evicted example failed (span policy)
+# ... and the phases of an arrival at which it resumes after a repair
+P_START = 0  # from the start
+P_ADD = 1  # memory not full, the example with alpha = 0 unlearned: learn x
+P_FULL = 2  # memory full, the example with alpha = 0 unlearned: LRU or the swap search
+P_LRU_ADD = 3  # LRU, the oldest unlearned: learn x in slot ctl[K_SLOT]
+P_SWAP_IN = 4  # span, the replaced example unlearned: x in slot ctl[K_SLOT] to weight w
+P_DONE = 5  # the arrival's last operation was repaired: nothing is left
 
 SpanWork = namedtuple(
     "SpanWork",
@@ -97,6 +111,16 @@ def alloc_work(n, n_fs, n_ist):
         v=np.zeros(n + 1),
         src=np.zeros(1, dtype=np.int64), dst=np.zeros(1, dtype=np.int64), wdst=np.zeros(1),
     )
+
+
+def alloc_ctl(decide=False):
+    """``span_learn``'s control array: learning (or, with ``decide``, decision mode), from
+    the start of the first row, with an empty decision record."""
+    ctl = np.full(N_CTL, -1, dtype=np.int64)
+    ctl[D_KIND] = D_NONE
+    ctl[K_DECIDE] = 1 if decide else 0
+    ctl[K_PHASE] = P_START
+    return ctl
 
 
 def work_nbytes(n, n_fs, n_ist):
@@ -177,7 +201,7 @@ def span_sq(st, v, out, span_set):
 
 
 # ---------------------------------------------------------------------------- save / load
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _save(st, wk):
     hw = st.ist[I_HW]
     for i in range(hw):
@@ -200,7 +224,7 @@ def _save(st, wk):
             wk.s_R[i, j] = st.R[i, j]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _load(st, wk):
     """Undo everything a path did since ``_save`` (the kernel matrix and points are never
     written by a path). Modified in place."""
@@ -227,13 +251,13 @@ def _load(st, wk):
 
 # ---------------------------------------------------------------------------- the stream
 @njit(cache=True, inline="always")
-def _op(st, op, c, x, yc, w):
-    """``ops.engine_step``, with a failed KT certificate repaired at once by the compiled
-    ``adiabatic.repair`` (the stream goes on within the arrival, so it cannot hand
-    NEEDS_REPAIR back to Python)."""
-    s = engine_step(st, op, c, x, yc, w)
+def _pause(ctl, s, phase, c):
+    """Status ``s`` of an exact operation of the arrival; when it is NEEDS_REPAIR (a failed
+    KT certificate, the state consistent) ``ctl`` records where the arrival resumes once
+    the caller has run ``adiabatic.repair``: ``phase`` (P_*) and the slot ``c`` it needs."""
     if s == NEEDS_REPAIR:
-        s = repair(st)
+        ctl[K_PHASE] = phase
+        ctl[K_SLOT] = c
     return s
 
 
@@ -251,18 +275,6 @@ def _oldest_reserve(st, wk):
             best_age = wk.age[j]
             j_old = j
     return j_old
-
-
-@njit(cache=True, inline="always")
-def _evict_reserve(st, wk):
-    """Unlearn the oldest stored example whose multiplier is 0 (``_oldest_reserve``). Exact
-    and free: it does not shape the model. Returns STUCK when there is none (the caller's
-    count was wrong)."""
-    j_old = _oldest_reserve(st, wk)
-    if j_old < 0:
-        return STUCK
-    wk.cnt[C_PRUNED] += 1
-    return _op(st, np.int64(OP_REMOVE), j_old, st.X[j_old], 0.0, 0.0)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -284,206 +296,235 @@ def _first_free_but(st, e):
 
 @njit(cache=True, inline="always")
 def _swap_decided(dec, p, c):
-    """``span_decide``'s record of 'x replaces the stored example p, learned in slot c'."""
+    """The decision record of 'x replaces the stored example p, learned in slot c'."""
     dec[D_KIND] = D_SWAP
     dec[D_REMOVE] = p
     dec[D_SLOT] = c
     return OK
 
 
-@njit(cache=True, inline="always")
-def _step(st, wk, x, yc, w, budget, policy, margin, span_set, decide, dec):
-    """``span_step``; with ``decide`` it stops once the arrival's decision is made and
-    records it in ``dec`` (see ``span_decide``) instead of making the exact updates.
-    Inlined into both, so that the compiled chunk loop keeps its speed."""
-    wk.cnt[C_SEEN] += 1
-    t = wk.cnt[C_SEEN]
-    if decide:
-        dec[D_KIND] = D_NONE
-        dec[D_EVICT] = -1
-        dec[D_REMOVE] = -1
-        dec[D_SLOT] = -1
-    if w <= 0.0:
-        return OK
-    mu = st.fs[F_MU]
-    f = decision_point(st, x) / mu
-    if yc * f > margin:  # step 2: classified correctly
-        return OK
-    wk.cnt[C_TRIG] += 1
-    cap = st.status.shape[0]
-    nlive = 0
-    nsv = 0
-    for j in range(cap):
-        if st.status[j] != FREE:
-            nlive += 1
-            if st.alpha[j] > 0.0:
-                nsv += 1
-    if nsv < budget:
-        # the memory is not full of support vectors: learn x (making room by dropping a
-        # stored example with alpha = 0 when every slot but the spare is taken)
-        e = np.int64(-1)
-        if nlive >= budget:
-            if decide:
-                e = _oldest_reserve(st, wk)
-                if e < 0:
-                    return STUCK
-                wk.cnt[C_PRUNED] += 1
-                dec[D_EVICT] = e
-            else:
-                s = _evict_reserve(st, wk)
-                if s != OK:
-                    return s
-        c = _first_free_but(st, e)
-        if c < 0:
-            return STUCK
-        wk.age[c] = t
-        wk.cnt[C_ADDED] += 1
-        if decide:
-            dec[D_KIND] = D_ADD
-            dec[D_SLOT] = c
-            return OK
-        return _op(st, np.int64(OP_ADD), c, x, yc, w)
-    e = np.int64(-1)
-    if nlive > budget:
-        # a slot holds an example with alpha = 0 besides the budget's support vectors: drop
-        # it so that the spare slot is free for the arrival
-        if decide:
-            e = _oldest_reserve(st, wk)
-            if e < 0:
-                return STUCK
-            dec[D_EVICT] = e
-            if policy != POLICY_LRU:
-                # the swap search runs on the model without it: unlearn it for real
-                dec[D_KIND] = D_EVICT_FAILED
-                wk.cnt[C_PRUNED] += 1
-                s = _op(st, np.int64(OP_REMOVE), e, st.X[e], 0.0, 0.0)
-                if s != OK:
-                    return s
-                dec[D_KIND] = D_NONE
-                e = np.int64(-1)
-            else:
-                wk.cnt[C_PRUNED] += 1
-        else:
-            s = _evict_reserve(st, wk)
-            if s != OK:
-                return s
-    c = _first_free_but(st, e)
-    if c < 0:
-        return STUCK
-    if policy == POLICY_LRU:
-        oldest = np.int64(-1)
-        best_age = t + 1
-        for j in range(st.ist[I_HW]):
-            if st.status[j] != FREE and j != e and wk.age[j] < best_age:
-                best_age = wk.age[j]
-                oldest = j
-        wk.age[c] = t
-        wk.cnt[C_SWAP] += 1
-        if decide:
-            return _swap_decided(dec, oldest, c)
-        s = _op(st, np.int64(OP_REMOVE), oldest, st.X[oldest], 0.0, 0.0)
-        if s != OK:
-            return s
-        return _op(st, np.int64(OP_ADD), c, x, yc, w)
-    # ---- S-span policy: step 3, S_old
-    s_old = span_sq(st, wk.v, wk.spans, span_set)
-    place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
-    _save(st, wk)
-    hw = st.ist[I_HW]
-    best = np.inf
-    best_i = np.int64(-1)
-    wk.dst[0] = c
-    wk.wdst[0] = w
-    for i in range(hw):
-        # step 3-4: the exact SVM on X_old - x_i + x is one weight-transfer path from i to c
-        if i == c or st.status[i] == FREE:
-            continue
-        wk.src[0] = i
-        s = transfer(st, 1, wk.src, wk.dst, wk.wdst, st.fs[F_MU])
-        if s == OK:
-            sp = span_sq(st, wk.v, wk.spans, span_set)
-            if sp < best:
-                best = sp
-                best_i = i
-        _load(st, wk)
-    if best_i >= 0 and best < s_old:
-        # step 5: decremental unlearning of x_p; step 6: incremental learning of x
-        wk.age[c] = t
-        wk.cnt[C_SWAP] += 1
-        if decide:
-            return _swap_decided(dec, best_i, c)
-        s = _op(st, np.int64(OP_REMOVE), best_i, st.X[best_i], 0.0, 0.0)
-        if s != OK:
-            return s
-        return _op(st, np.int64(OP_REWEIGHT), c, st.X[c], 0.0, w)
-    wk.cnt[C_REJECT] += 1
-    if decide:
-        dec[D_KIND] = D_REJECT
-        return OK
-    # weight 0: only frees the slot
-    return _op(st, np.int64(OP_REMOVE), c, st.X[c], 0.0, 0.0)
+@njit(cache=True)
+def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set, ctl):
+    """Learn the rows of ``X`` in stream order (one compiled call per chunk): each arrival
+    as paper 002's steps 1-7. State, work buffers and ``ctl`` modified in place.
 
-
-@njit(cache=True, inline="always")
-def span_step(st, wk, x, yc, w, budget, policy, margin, span_set):
-    """Process one arrival (paper 002, steps 1-7). State and work modified in place.
+    The arrival's code is written in the loop, not in a function inlined into it: Numba
+    copies an inlined body's IR at every call site, and this one holds the swap search
+    with an exact transfer path inlined (about 2 CPU s of the first compile).
 
     Parameters
     ----------
     st : EngineState of capacity >= budget + 1
     wk : SpanWork
-    x : ndarray (d,) float64
-    yc : float, +1 or -1
-    w : float >= 0, the example's weight (bound C * w)
+    X : ndarray (n, d) float64
+    yv : ndarray (n,) float64, labels +1 or -1
+    w : ndarray (n,) float64 >= 0, the examples' weights (bound C * w)
     budget : int, most support vectors held (N)
     policy : int, POLICY_SPAN or POLICY_LRU
-    margin : float, the arrival updates the model when ``y f(x) <= margin`` (0: misclassified)
+    margin : float, an arrival updates the model when ``y f(x) <= margin`` (0: misclassified)
     span_set : int, SPAN_ALL or SPAN_MARGIN (see ``span_sq``)
+    ctl : ndarray (N_CTL,) int64, control and record (``alloc_ctl``):
+
+        - ``ctl[K_PHASE]``, ``ctl[K_SLOT]``: where the first row resumes (P_START: from
+          its start). When an exact operation returns NEEDS_REPAIR (a failed KT
+          certificate, the state consistent), ``span_learn`` returns it at that row with
+          the phase and slot at which the row's work goes on; the caller runs
+          ``adiabatic.repair`` and, when it returns OK, calls again from that row with
+          ``ctl`` as it was left. The operations are those of a repair run in place, in
+          the same order, so the model is the same bit for bit; the repair is not
+          compiled into the stream (cold code: it runs only when a certificate fails).
+        - ``ctl[K_DECIDE]`` = 1: decision mode. The arrival's decision is made without its
+          exact updates and recorded in ``ctl[D_KIND]``, ``ctl[D_EVICT]``,
+          ``ctl[D_REMOVE]``, ``ctl[D_SLOT]`` (the last resort of a failed chunk relearns
+          the resulting set from an empty model instead): ``kind`` is D_NONE (x is not
+          learned: weight 0 or ``y f(x) > margin``), D_ADD (x learned while the memory is
+          not full), D_SWAP (x replaces the stored example ``removed``) or D_REJECT (the
+          span policy turns x away); ``evicted`` is the stored example with alpha = 0
+          dropped to make room (-1: none) and ``slot`` the slot x goes to (-1: none). The
+          result set is the live slots minus ``evicted`` and ``removed``, plus x in
+          ``slot`` with weight ``w``. The counters and ages are updated as learning
+          updates them. The state is not changed, except under the span policy, whose
+          swap search needs the example with alpha = 0 unlearned (exactly, by ``remove``)
+          and x placed with weight 0 in the spare slot: when that unlearning fails, its
+          status is returned with ``kind`` D_EVICT_FAILED (the caller relearns the model
+          without ``evicted`` and decides again). Pass one row.
 
     Returns
     -------
-    int status
-    """
-    # (``_step`` writes its decision buffer only when deciding: ``wk.src`` stands in.
-    # Inlined into ``span_learn``, its one caller: a compiled function of its own would be
-    # one more module into which Numba links, optimises and emits the whole exact engine.)
-    return _step(st, wk, x, yc, w, budget, policy, margin, span_set, False, wk.src)
-
-
-@njit(cache=True)
-def span_decide(st, wk, x, yc, w, budget, policy, margin, span_set, dec):
-    """The decision ``span_step`` makes for one arrival, without its exact updates (the
-    last resort of a failed chunk relearns the resulting set from an empty model instead).
-
-    The arguments are ``span_step``'s, plus ``dec`` (N_DEC,) int64, which receives
-    ``[kind, evicted, removed, slot]``: ``kind`` is D_NONE (x is not learned: weight 0 or
-    ``y f(x) > margin``), D_ADD (x learned while the memory is not full), D_SWAP (x replaces
-    the stored example ``removed``) or D_REJECT (the span policy turns x away); ``evicted``
-    is the stored example with alpha = 0 dropped to make room (-1: none) and ``slot`` the
-    slot x goes to (-1: none). The result set is the live slots minus ``evicted`` and
-    ``removed``, plus x in ``slot`` with weight ``w``.
-
-    The counters and ages are updated as ``span_step`` updates them. The state is not
-    changed, except under the span policy, whose swap search needs the example with
-    alpha = 0 unlearned (exactly, by ``remove``) and x placed with weight 0 in the spare
-    slot: when that unlearning fails, its status is returned with ``kind`` D_EVICT_FAILED
-    (the caller relearns the model without ``evicted`` and decides again). Returns a status.
-    """
-    return _step(st, wk, x, yc, w, budget, policy, margin, span_set, True, dec)
-
-
-@njit(cache=True)
-def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set):
-    """Learn the rows of ``X`` in stream order (one compiled call per chunk).
-
-    Returns (status, i): ``i`` rows processed (the failing row on error). State and work
-    buffers modified in place.
+    (status, i) : ``i`` rows processed (the failing row on error).
     """
     n = X.shape[0]
-    for i in range(n):
-        s = span_step(st, wk, X[i], yv[i], w[i], budget, policy, margin, span_set)
-        if s != OK:
-            return s, i
+    for r in range(n):
+        # one arrival (paper 002, steps 1-7), or its rest after a repair, or its decision
+        x = X[r]
+        yc = yv[r]
+        wr = w[r]
+        decide = ctl[K_DECIDE] != 0
+        phase = ctl[K_PHASE]
+        ctl[K_PHASE] = P_START
+        e = np.int64(-1)
+        if phase == P_START:
+            wk.cnt[C_SEEN] += 1
+            if decide:
+                ctl[D_KIND] = D_NONE
+                ctl[D_EVICT] = -1
+                ctl[D_REMOVE] = -1
+                ctl[D_SLOT] = -1
+            if wr <= 0.0:
+                continue
+            mu = st.fs[F_MU]
+            f = decision_point(st, x) / mu
+            if yc * f > margin:  # step 2: classified correctly
+                continue
+            wk.cnt[C_TRIG] += 1
+            cap = st.status.shape[0]
+            nlive = 0
+            nsv = 0
+            for j in range(cap):
+                if st.status[j] != FREE:
+                    nlive += 1
+                    if st.alpha[j] > 0.0:
+                        nsv += 1
+            if nsv < budget:
+                # the memory is not full of support vectors: learn x (making room by dropping a
+                # stored example with alpha = 0 when every slot but the spare is taken)
+                phase = P_ADD
+                if nlive >= budget:
+                    e = _oldest_reserve(st, wk)
+                    if e < 0:
+                        return STUCK, r
+                    wk.cnt[C_PRUNED] += 1
+                    if decide:
+                        ctl[D_EVICT] = e
+                    else:
+                        # unlearn it (exact and free: it does not shape the model)
+                        s = engine_step(st, np.int64(OP_REMOVE), e, st.X[e], 0.0, 0.0)
+                        if s != OK:
+                            _pause(ctl, s, P_ADD, np.int64(-1))
+                            return s, r
+                        e = np.int64(-1)
+            else:
+                phase = P_FULL
+                if nlive > budget:
+                    # a slot holds an example with alpha = 0 besides the budget's support
+                    # vectors: drop it so that the spare slot is free for the arrival
+                    e = _oldest_reserve(st, wk)
+                    if e < 0:
+                        return STUCK, r
+                    wk.cnt[C_PRUNED] += 1
+                    if decide:
+                        ctl[D_EVICT] = e
+                    if not decide or policy != POLICY_LRU:
+                        # (deciding under the span policy: the swap search runs on the model
+                        # without it, so it is unlearned for real)
+                        if decide:
+                            ctl[D_KIND] = D_EVICT_FAILED
+                        s = engine_step(st, np.int64(OP_REMOVE), e, st.X[e], 0.0, 0.0)
+                        if s != OK:
+                            _pause(ctl, s, P_FULL, np.int64(-1))
+                            return s, r
+                        if decide:
+                            ctl[D_KIND] = D_NONE
+                        e = np.int64(-1)
+        elif phase == P_FULL and decide:
+            ctl[D_KIND] = D_NONE    # the unlearning before the swap search is repaired
+        t = wk.cnt[C_SEEN]
+        c = ctl[K_SLOT]
+        if phase == P_ADD:
+            c = _first_free_but(st, e)
+            if c < 0:
+                return STUCK, r
+            wk.age[c] = t
+            wk.cnt[C_ADDED] += 1
+            if decide:
+                ctl[D_KIND] = D_ADD
+                ctl[D_SLOT] = c
+                continue
+            s = engine_step(st, np.int64(OP_ADD), c, x, yc, wr)
+            if s != OK:
+                _pause(ctl, s, P_DONE, c)
+                return s, r
+            continue
+        if phase == P_FULL:
+            c = _first_free_but(st, e)
+            if c < 0:
+                return STUCK, r
+            if policy == POLICY_LRU:
+                oldest = np.int64(-1)
+                best_age = t + 1
+                for j in range(st.ist[I_HW]):
+                    if st.status[j] != FREE and j != e and wk.age[j] < best_age:
+                        best_age = wk.age[j]
+                        oldest = j
+                wk.age[c] = t
+                wk.cnt[C_SWAP] += 1
+                if decide:
+                    _swap_decided(ctl, oldest, c)
+                    continue
+                s = engine_step(st, np.int64(OP_REMOVE), oldest, st.X[oldest], 0.0, 0.0)
+                if s != OK:
+                    _pause(ctl, s, P_LRU_ADD, c)
+                    return s, r
+                phase = P_LRU_ADD
+            else:
+                # ---- S-span policy: step 3, S_old
+                s_old = span_sq(st, wk.v, wk.spans, span_set)
+                place(st, c, x, yc)  # x is live with weight 0 (no constraint) in the spare slot
+                _save(st, wk)
+                hw = st.ist[I_HW]
+                best = np.inf
+                best_i = np.int64(-1)
+                wk.dst[0] = c
+                wk.wdst[0] = wr
+                for i in range(hw):
+                    # step 3-4: the exact SVM on X_old - x_i + x is one weight-transfer path
+                    # from i to c
+                    if i == c or st.status[i] == FREE:
+                        continue
+                    wk.src[0] = i
+                    s = transfer(st, 1, wk.src, wk.dst, wk.wdst, st.fs[F_MU])
+                    if s == OK:
+                        sp = span_sq(st, wk.v, wk.spans, span_set)
+                        if sp < best:
+                            best = sp
+                            best_i = i
+                    _load(st, wk)
+                if best_i >= 0 and best < s_old:
+                    # step 5: decremental unlearning of x_p; step 6: incremental learning of x
+                    wk.age[c] = t
+                    wk.cnt[C_SWAP] += 1
+                    if decide:
+                        _swap_decided(ctl, best_i, c)
+                        continue
+                    s = engine_step(st, np.int64(OP_REMOVE), best_i, st.X[best_i], 0.0, 0.0)
+                    if s != OK:
+                        _pause(ctl, s, P_SWAP_IN, c)
+                        return s, r
+                    phase = P_SWAP_IN
+                else:
+                    wk.cnt[C_REJECT] += 1
+                    if decide:
+                        ctl[D_KIND] = D_REJECT
+                        continue
+                    # weight 0: only frees the slot
+                    s = engine_step(st, np.int64(OP_REMOVE), c, st.X[c], 0.0, 0.0)
+                    if s != OK:
+                        _pause(ctl, s, P_DONE, c)
+                        return s, r
+                    continue
+        if phase == P_LRU_ADD:
+            s = engine_step(st, np.int64(OP_ADD), c, x, yc, wr)
+            if s != OK:
+                _pause(ctl, s, P_DONE, c)
+                return s, r
+            continue
+        if phase == P_SWAP_IN:
+            s = engine_step(st, np.int64(OP_REWEIGHT), c, st.X[c], 0.0, wr)
+            if s != OK:
+                _pause(ctl, s, P_DONE, c)
+                return s, r
+            continue
+        # P_DONE: the arrival's last operation was repaired; nothing is left
     return OK, n
 
 
