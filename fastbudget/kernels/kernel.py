@@ -5,10 +5,13 @@ Codes (``KERNEL_CODES``): 0 linear ``<x, z>``, 1 RBF ``exp(-gamma ||x - z||^2)``
 ``kpar = [gamma, degree, coef0]`` so that compiled callers never receive Python callables
 (they would defeat ``cache=True``).
 
-RBF values use ``exp_neg``, an exponential for arguments <= 0 written in plain arithmetic
-(no libm call) so that LLVM vectorises a loop of it over a row (the RBF rows of ``kernel_row_at`` and of
-``kernels.tvm``); it is
-within 1 ulp of ``np.exp`` on [-745, 0] (``tests/test_fast_exp.py``).
+``exp_neg`` is an exponential for arguments <= 0 written in plain arithmetic (no libm
+call), so that LLVM vectorises a loop of it over a row; it is within 1 ulp of ``np.exp``
+on [-745.2, 0] (``tests/test_fast_exp.py``). TVM's kernel values (``kernels.tvm`` and
+``kernel_expansion_at``, TVM's scoring) use it; the exact engine (``kernel_value``,
+``kernel_at``, ``kernel_row_at``, ``decision_values``) keeps libm's ``np.exp``: its path
+(e.g. whether a growth of R is refused and R rebuilt) depends on the last bits of the
+kernel values, and ``tests/test_engine.py`` pins such a path.
 """
 import struct
 
@@ -155,7 +158,7 @@ def kernel_value(code, kpar, x, z):
         for k in range(d):
             t = x[k] - z[k]
             s += t * t
-        return exp_neg(-kpar[0] * s)
+        return np.exp(-kpar[0] * s)
     dot = 0.0
     for k in range(d):
         dot += x[k] * z[k]
@@ -174,7 +177,7 @@ def kernel_at(code, kpar, A, i, z):
         for k in range(d):
             t = A[i, k] - z[k]
             s += t * t
-        return exp_neg(-kpar[0] * s)
+        return np.exp(-kpar[0] * s)
     dot = 0.0
     for k in range(d):
         dot += A[i, k] * z[k]
@@ -219,7 +222,8 @@ def decision_values(code, kpar, SV, coef, n, b, X, out):
 
 @njit(cache=True, inline="always")
 def kernel_expansion_at(code, kpar, A, coef, X, t, b):
-    """b + sum_i coef[i] K(A[i], X[t]) over the rows with coef[i] != 0.
+    """b + sum_i coef[i] K(A[i], X[t]) over the rows with coef[i] != 0 (RBF values by
+    ``exp_neg``: TVM's scoring).
 
     The kernel branch is taken once, outside the loop, so each branch is a tight loop
     (this is the scoring floor of every budgeted learner); X[t] is read in place, since a
@@ -272,10 +276,7 @@ def kernel_row_at(code, kpar, X, rows, n_rows, x, out):
             for m in range(d):
                 u = X[i, m] - x[m]
                 q += u * u
-            out[k] = q
-        # a separate loop, so that it vectorises
-        for k in range(n_rows):
-            out[k] = exp_neg(-g * out[k])
+            out[k] = np.exp(-g * q)
     else:
         for k in range(n_rows):
             i = rows[k]

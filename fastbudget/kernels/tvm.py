@@ -159,7 +159,8 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     computed from the twins' pivots ``Q``, the engine's kernel values from its points
     ``X``: the same numbers, since the points of slots 2t and 2t + 1 are q_t (written
     together, here). Takes arrays, not the state tuples (reference counts: see
-    ``kernels.adiabatic``). Mirrors ``ad.place_at`` / ``ad.place_copy_at``: a change
+    ``kernels.adiabatic``). RBF kernel values are ``exp_neg``'s, as in TVM's scoring (within
+    1 ulp of the engine's ``np.exp``). Mirrors ``ad.place_at`` / ``ad.place_copy_at``: a change
     there must be made here too (``tests/test_tvm.py`` checks the KT conditions after
     every update and the model against the exact SVM solved on the twins)."""
     d = q.shape[0]
