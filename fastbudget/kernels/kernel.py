@@ -84,7 +84,7 @@ _E12 = _E11 / 12.0
 _E13 = _E12 / 13.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def exp_neg(x):
     """exp(x) for a finite float64 ``x`` <= 0, without a libm call and without branches, so
     that a loop of it vectorises (``exp_neg_array``).
