@@ -4,14 +4,133 @@ Codes (``KERNEL_CODES``): 0 linear ``<x, z>``, 1 RBF ``exp(-gamma ||x - z||^2)``
 2 polynomial ``(gamma <x, z> + coef0) ** degree``. Parameters travel in a float array
 ``kpar = [gamma, degree, coef0]`` so that compiled callers never receive Python callables
 (they would defeat ``cache=True``).
+
+``exp_neg`` is an exponential for arguments <= 0 written in plain arithmetic (no libm
+call), so that LLVM vectorises a loop of it over a row; it is within 1 ulp of ``np.exp``
+on [-745.2, 0] (``tests/test_fast_exp.py``). TVM's kernel values (``kernels.tvm`` and
+``kernel_expansion_at``, TVM's scoring) use it; the exact engine (``kernel_value``,
+``kernel_at``, ``kernel_row_at``, ``decision_values``) keeps libm's ``np.exp``: its path
+(e.g. whether a growth of R is refused and R rebuilt) depends on the last bits of the
+kernel values, and ``tests/test_engine.py`` pins such a path.
 """
+import struct
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import config, njit, types
+from numba.extending import intrinsic
 
 LINEAR = 0
 RBF = 1
 POLY = 2
 KERNEL_CODES = {"linear": LINEAR, "rbf": RBF, "poly": POLY}
+
+
+if config.DISABLE_JIT:
+    # the compiled code run as Python (NUMBA_DISABLE_JIT=1, e.g. for coverage)
+    def _f64_from_bits(i):
+        """The float64 whose IEEE 754 bits are the int64 ``i``."""
+        return struct.unpack("<d", struct.pack("<q", int(i)))[0]
+
+    def _bits_from_f64(x):
+        """The IEEE 754 bits of the float64 ``x`` as an int64."""
+        return struct.unpack("<q", struct.pack("<d", float(x)))[0]
+else:
+    @intrinsic
+    def _f64_from_bits(typingctx, i):
+        """The float64 whose IEEE 754 bits are the int64 ``i`` (a bit cast; free in a vector
+        loop)."""
+        if i != types.int64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], ir.DoubleType())
+        return types.float64(types.int64), codegen
+
+    @intrinsic
+    def _bits_from_f64(typingctx, x):
+        """The IEEE 754 bits of the float64 ``x`` as an int64 (a bit cast)."""
+        if x != types.float64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], ir.IntType(64))
+        return types.int64(types.float64), codegen
+
+
+_LOG2E = 1.4426950408889634
+# ln 2 split (Cody and Waite) so that n * _LN2_HI is exact for |n| < 2**21
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+# 1.5 * 2**52: x + _SHIFT rounds x to an integer (to nearest, ties to even) held in the
+# low bits of the sum, for |x| < 2**51
+_SHIFT = 6755399441055744.0
+_SHIFT_BITS = 0x4338000000000000
+# below it, exp(x) rounds to 0 (exp(-745.1332...) is half the least subnormal)
+_EXP_XMIN = -745.2
+# Taylor coefficients 1/k!, k = 2..13 (on |r| <= ln(2)/2 the first term left out,
+# r**14 / 14!, is below 5e-18 of exp(r))
+_E2 = 1.0 / 2.0
+_E3 = _E2 / 3.0
+_E4 = _E3 / 4.0
+_E5 = _E4 / 5.0
+_E6 = _E5 / 6.0
+_E7 = _E6 / 7.0
+_E8 = _E7 / 8.0
+_E9 = _E8 / 9.0
+_E10 = _E9 / 10.0
+_E11 = _E10 / 11.0
+_E12 = _E11 / 12.0
+_E13 = _E12 / 13.0
+
+
+@njit(cache=True)
+def exp_neg(x):
+    """exp(x) for a finite float64 ``x`` <= 0, without a libm call and without branches, so
+    that a loop of it vectorises (``exp_neg_array``).
+
+    Within 1 ulp of ``np.exp`` on [-745.2, 0], subnormal results included (each is the
+    rounding of the computed value to the subnormal grid); 0 below -745.2, as ``np.exp``
+    gives. Arguments > 0 are outside its domain (no overflow check); NaN and -inf are not
+    expected (kernel arguments are finite: ``-gamma * ||x - z||**2``).
+
+    Notes
+    -----
+    x = n ln 2 + r with n = round(x / ln 2) (rounded by adding 1.5 * 2**52, which leaves n
+    in the low bits of the sum), r computed with a two-part ln 2 (Cody and Waite), |r| <=
+    ln(2) / 2; exp(r) by its Taylor polynomial of degree 13 (Horner); 2**n built from its
+    bits, in two factors 2**n1 * 2**(n - n1), n1 = floor(n / 2), both normal numbers, so
+    that results below 2**-1022 are rounded once, to the subnormal grid. The first factor
+    is exact; the only rounding after the polynomial is the last product's.
+    """
+    xc = x if x > _EXP_XMIN else _EXP_XMIN
+    t = xc * _LOG2E + _SHIFT
+    nf = t - _SHIFT
+    r = (xc - nf * _LN2_HI) - nf * _LN2_LO
+    p = _E13
+    p = p * r + _E12
+    p = p * r + _E11
+    p = p * r + _E10
+    p = p * r + _E9
+    p = p * r + _E8
+    p = p * r + _E7
+    p = p * r + _E6
+    p = p * r + _E5
+    p = p * r + _E4
+    p = p * r + _E3
+    p = p * r + _E2
+    p = 1.0 + (r + r * r * p)
+    n = _bits_from_f64(t) - _SHIFT_BITS
+    n1 = n >> 1
+    v = (p * _f64_from_bits((n1 + 1023) << 52)) * _f64_from_bits((n - n1 + 1023) << 52)
+    return v if x >= _EXP_XMIN else 0.0
+
+
+@njit(cache=True)
+def exp_neg_array(x, out):
+    """out[i] = exp_neg(x[i]) (``out`` modified in place): the vectorised loop, for tests."""
+    for i in range(x.shape[0]):
+        out[i] = exp_neg(x[i])
 
 
 @njit(cache=True)
@@ -103,7 +222,8 @@ def decision_values(code, kpar, SV, coef, n, b, X, out):
 
 @njit(cache=True, inline="always")
 def kernel_expansion_at(code, kpar, A, coef, X, t, b):
-    """b + sum_i coef[i] K(A[i], X[t]) over the rows with coef[i] != 0.
+    """b + sum_i coef[i] K(A[i], X[t]) over the rows with coef[i] != 0 (RBF values by
+    ``exp_neg``: TVM's scoring).
 
     The kernel branch is taken once, outside the loop, so each branch is a tight loop
     (this is the scoring floor of every budgeted learner); X[t] is read in place, since a
@@ -120,7 +240,7 @@ def kernel_expansion_at(code, kpar, A, coef, X, t, b):
                 for k in range(d):
                     u = A[i, k] - X[t, k]
                     q += u * u
-                s += c * np.exp(-g * q)
+                s += c * exp_neg(-g * q)
     elif code == LINEAR:
         for i in range(n):
             c = coef[i]

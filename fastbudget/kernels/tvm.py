@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import adiabatic as ad
-from .kernel import RBF, kernel_expansion_at
+from .kernel import RBF, exp_neg, kernel_expansion_at
 from .merge import before, merge_point, nn_update, sorted_pairs
 
 # integer counters in ``TwinState.ist``
@@ -159,7 +159,8 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     computed from the twins' pivots ``Q``, the engine's kernel values from its points
     ``X``: the same numbers, since the points of slots 2t and 2t + 1 are q_t (written
     together, here). Takes arrays, not the state tuples (reference counts: see
-    ``kernels.adiabatic``). Mirrors ``ad.place_at`` / ``ad.place_copy_at``: a change
+    ``kernels.adiabatic``). RBF kernel values are ``exp_neg``'s, as in TVM's scoring (within
+    1 ulp of the engine's ``np.exp``). Mirrors ``ad.place_at`` / ``ad.place_copy_at``: a change
     there must be made here too (``tests/test_tvm.py`` checks the KT conditions after
     every update and the model against the exact SVM solved on the twins)."""
     d = q.shape[0]
@@ -204,7 +205,7 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
                 u = X[src, m] - X[c0, m]
                 d2 += u * u
             if code == RBF:
-                kv = np.exp(-gk * d2)
+                kv = exp_neg(-gk * d2)
             if r >= 0:
                 drow[r, t] = d2
         if code != RBF:
@@ -234,7 +235,7 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
         u = X[c0, m] - X[c0, m]
         d2 += u * u
     if code == RBF:
-        kv = np.exp(-gk * d2)
+        kv = exp_neg(-gk * d2)
     else:
         dot = 0.0
         for m in range(d):
@@ -384,17 +385,20 @@ def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, drow,
         gk = kpar[0]
         d = qnew.shape[0]
         sf = fs[ad.F_B]
-        for t in range(coef.shape[0]):
+        nq = coef.shape[0]
+        for t in range(nq):
             q2 = 0.0
             for k in range(d):
                 u = Q[t, k] - qnew[k]
                 q2 += u * u
-            kv = np.exp(-gk * q2)
             drow[D_MERGED, t] = q2
-            drow[D_MERGED_K, t] = kv
+        # three loops, so that the kernel values' (exp_neg) vectorises
+        for t in range(nq):
+            drow[D_MERGED_K, t] = exp_neg(-gk * drow[D_MERGED, t])
+        for t in range(nq):
             c = coef[t]
             if c != 0.0:
-                sf += c * kv
+                sf += c * drow[D_MERGED_K, t]
         fnew = sf / fs[ad.F_MU]
         drow_t[D_MERGED_K] = 1
     else:
@@ -698,16 +702,20 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
             if code == RBF:
                 f = _st_fs[ad.F_B]
                 for i in range(nq):
-                    c = _tw_coef[i]
-                    if c != 0.0:
+                    if _tw_coef[i] != 0.0:
                         q2 = 0.0
                         for k in range(d):
                             u = _tw_Q[i, k] - X[t, k]
                             q2 += u * u
-                        kv = np.exp(-gk * q2)
                         _tw_drow[D_NEW, i] = q2
-                        _tw_drow[D_NEW_K, i] = kv
-                        f += c * kv
+                # the kernel values in a loop of their own, which vectorises
+                for i in range(nq):
+                    if _tw_coef[i] != 0.0:
+                        _tw_drow[D_NEW_K, i] = exp_neg(-gk * _tw_drow[D_NEW, i])
+                for i in range(nq):
+                    c = _tw_coef[i]
+                    if c != 0.0:
+                        f += c * _tw_drow[D_NEW_K, i]
             else:
                 f = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, _st_fs[ad.F_B])
             if not counted and full:
@@ -766,5 +774,29 @@ def twin_decision_batch(st, tw, X, out):
     code = _st_ist[ad.I_KCODE]
     b = _st_fs[ad.F_B]
     mu = _st_fs[ad.F_MU]
+    if code != RBF:
+        for t in range(X.shape[0]):
+            out[t] = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, b) / mu
+        return
+    # RBF: per row, the squared distances, then their kernel values in a loop that
+    # vectorises, then the sum in kernel_expansion_at's order (its value bit for bit)
+    gk = _st_kpar[0]
+    d = X.shape[1]
+    nq = _tw_coef.shape[0]
+    kv = np.zeros(nq)
     for t in range(X.shape[0]):
-        out[t] = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, b) / mu
+        for i in range(nq):
+            if _tw_coef[i] != 0.0:
+                q2 = 0.0
+                for k in range(d):
+                    u = _tw_Q[i, k] - X[t, k]
+                    q2 += u * u
+                kv[i] = q2
+        for i in range(nq):
+            kv[i] = exp_neg(-gk * kv[i])
+        s = b
+        for i in range(nq):
+            c = _tw_coef[i]
+            if c != 0.0:
+                s += c * kv[i]
+        out[t] = s / mu
