@@ -14,6 +14,7 @@ import time
 import numpy as np
 from numba import njit
 
+from fastbudget.kernels.kernel import exp_neg
 from fastbudget.kernels.merge import INPUT as MERGE_INPUT
 from fastbudget.kernels.merge import nn_row
 
@@ -32,23 +33,32 @@ CB_GAMMA = 1 / (2 * 0.37)
 def score_expansion(code, gamma, degree, coef0, SV, coef, b, X, out):
     """out[t] = sum_j coef[j] k(X[t], SV[j]) + b, one compiled loop (modified in place)."""
     n_sv, d = SV.shape
+    row = np.empty(n_sv)
     for t in range(X.shape[0]):
         f = b
-        for j in range(n_sv):
-            if code == RBF:
+        if code == RBF:
+            # the squared distances, then one loop of the library's vectorised exp over
+            # them (as TVM scores), then the sum
+            for j in range(n_sv):
                 d2 = 0.0
                 for k in range(d):
                     e = X[t, k] - SV[j, k]
                     d2 += e * e
-                f += coef[j] * math.exp(-gamma * d2)
+                row[j] = -gamma * d2
+            for j in range(n_sv):
+                row[j] = exp_neg(row[j])
+            for j in range(n_sv):
+                f += coef[j] * row[j]
+            out[t] = f
+            continue
+        for j in range(n_sv):
+            dot = 0.0
+            for k in range(d):
+                dot += X[t, k] * SV[j, k]
+            if code == POLY:
+                f += coef[j] * (gamma * dot + coef0) ** degree
             else:
-                dot = 0.0
-                for k in range(d):
-                    dot += X[t, k] * SV[j, k]
-                if code == POLY:
-                    f += coef[j] * (gamma * dot + coef0) ** degree
-                else:
-                    f += coef[j] * dot
+                f += coef[j] * dot
         out[t] = f
 
 
