@@ -18,21 +18,29 @@ import warnings
 
 import numpy as np
 
-#: rough CPU seconds of each task's compile on an empty cache, in the process it is dealt to
-#: (a task that follows another there compiles less: the engine's functions once per
-#: process), from ``perf/cold_start.py`` and warm-up tasks timed alone and in their
-#: groups, 2026-11-26 (alone: TVM 32, Span 34, the engine 32, IncrementalSVC 19, Random 18,
-#: SV-incremental 18, StreamSVM's five variants 17.5, BSGD 4). Used only to share the
-#: tasks out among the processes of ``warmup(jobs=...)``
-_COST = {"learner:tvm": 32.0, "learner:span": 30.0, "learner:streamsvm": 17.5,
-         "learner:svincremental": 8.0, "learner:random": 6.0, "learner:idsvm": 3.0,
-         "learner:bsgd": 4.0, "learner:forgetron": 1.5, "learner:perceptron": 1.5,
-         "learner:pegasos": 1.5, "engine": 12.0, "tvm_repair": 3.5}
+#: rough CPU seconds each task adds to the process that runs it, on an empty cache, with
+#: the tasks it runs after (``_AFTER``) already in the cache (perf/cold_start.py --warmup
+#: and warm-up tasks timed in their processes, 2026-11-26). Used only to order the tasks
+#: among the processes of ``warmup(jobs=...)``
+_COST = {"core": 15.0, "learner:tvm": 19.0, "learner:span": 22.0, "learner:streamsvm": 17.5,
+         "learner:svincremental": 9.0, "learner:random": 9.0, "learner:idsvm": 1.0,
+         "learner:bsgd": 4.0, "learner:forgetron": 1.0, "learner:perceptron": 0.5,
+         "learner:pegasos": 0.7, "engine": 12.0, "tvm_repair": 4.5}
 
-#: tasks that run another task's compiled code, dealt to the process of that task, which
-#: has compiled it already, instead of compiling it again: ``tvm_repair`` fits a TVM; the
-#: engine's single operations are Span's ``ops.engine_step``
-_WITH = {"tvm_repair": "learner:tvm", "engine": "learner:span"}
+#: the tasks each task starts after (in whichever process they ran): each compiles code the
+#: task calls too, and writes it to the on-disk cache when it ends, from where the task
+#: loads it instead of compiling it again. Two tasks that run at once and call a function
+#: that neither finds in the cache both compile it (Numba writes a function to the cache
+#: only when its compile ends), so every function that two tasks would compile belongs to
+#: a task both start after: ``core``, the engine's functions under every exact learner's
+#: stream; ``learner:span`` its ``ops.engine_step`` (the engine's operations, which
+#: Random's engine and the engine task run); ``learner:random`` the engine's
+#: ``add_batch`` (IncrementalSVC's fit); ``learner:tvm`` TVM's stream (which
+#: ``tvm_repair`` fits)
+_AFTER = {"learner:tvm": ("core",), "learner:span": ("core",),
+          "learner:svincremental": ("core",), "learner:random": ("learner:span",),
+          "learner:idsvm": ("learner:random",), "engine": ("learner:span",),
+          "tvm_repair": ("learner:tvm",)}
 
 
 def _data():
@@ -110,11 +118,30 @@ def _warm_tvm_repair():
     ops.tvm_repair(tvm.engine_state_, tvm.twins_)
 
 
+def _warm_core():
+    """The engine's functions under every exact learner's stream, compiled on their own
+    (not run) for the one signature their callers type: the adiabatic path (``run_path``
+    with the inverse-Jacobian updates it calls), the refreshes, the drift check and KT
+    certificates, the repair and the rebuild of R. The tasks that run after this one
+    (``_AFTER``) load them from the on-disk cache instead of compiling them again."""
+    from numba import typeof, types
+
+    from .engine import IncrementalEngine
+    from .kernels import adiabatic as ad
+
+    st = typeof(IncrementalEngine(4, 2, C=1.0, gamma=1.0).st)
+    ad.run_path.compile((st, types.int64, types.int64))
+    for fn in (ad.refresh, ad.refresh_margin, ad.kkt_residual, ad.kkt_exact,
+               ad._kt_tolerance, ad.repair, ad.rebuild):
+        fn.compile((st,))
+    ad.check_drift.compile((st, types.boolean))
+
+
 def _tasks():
     """Every warm-up task, in the order a single process runs them."""
     from ._registry import LEARNERS
 
-    return [f"learner:{name}" for name in LEARNERS] + ["engine", "tvm_repair"]
+    return ["core"] + [f"learner:{name}" for name in LEARNERS] + ["engine", "tvm_repair"]
 
 
 def _run_tasks(tasks, verbose=False):
@@ -122,6 +149,8 @@ def _run_tasks(tasks, verbose=False):
     for task in tasks:
         if task.startswith("learner:"):
             _warm_learner(task.split(":", 1)[1], verbose)
+        elif task == "core":
+            _warm_core()
         elif task == "engine":
             _warm_engine()
         elif task == "tvm_repair":
@@ -130,22 +159,158 @@ def _run_tasks(tasks, verbose=False):
             raise ValueError(f"unknown warm-up task {task!r}")
 
 
-def _share(tasks, jobs):
-    """The tasks dealt to ``jobs`` processes, the longest first, each to the process with
-    the least work so far, or to the process of the task it reuses (``_WITH``; dealt
-    before it, being longer), so that it compiles nothing again (every task in exactly
-    one group; no empty group)."""
-    free = [t for t in tasks if _WITH.get(t) not in tasks]   # the tasks that lead a group
-    groups = [[] for _ in range(max(1, min(int(jobs), len(free))))]
-    load = [0.0] * len(groups)
-    for task in sorted(tasks, key=lambda t: -_COST.get(t, 1.0)):
-        k = load.index(min(load))
-        for j, g in enumerate(groups):
-            if _WITH.get(task) in g:
-                k = j
-        groups[k].append(task)
-        load[k] += _COST.get(task, 1.0)
-    return groups
+def _order(tasks):
+    """The tasks, most urgent first: by the recorded seconds of the longest chain of tasks
+    that starts with each (a task, then one that starts after it, ...), so that a task
+    others wait for starts early (``core`` first)."""
+    chain = {}
+
+    def length(t):
+        if t not in chain:
+            chain[t] = _COST.get(t, 1.0) + max(
+                (length(u) for u in tasks if t in _AFTER.get(u, ())), default=0.0)
+        return chain[t]
+
+    return sorted(tasks, key=lambda t: (-length(t), tasks.index(t)))
+
+
+def _next(order, started, done):
+    """The first task of ``order`` not started whose ``_AFTER`` tasks are done (or not
+    warm-up tasks of this run); ``None`` if none can start now."""
+    for t in order:
+        if t not in started and all(a in done or a not in order for a in _AFTER.get(t, ())):
+            return t
+    return None
+
+
+def _plan(tasks, jobs):
+    """What :func:`warmup` does with ``jobs`` processes if every task takes its ``_COST``:
+    a list of (process, task, start, end) in order of start. Each process, when free,
+    takes the next task that can start (:func:`_next`), and waits while none can."""
+    order = _order(tasks)
+    free = [0.0] * max(1, min(int(jobs), len(tasks)))
+    started, done, ends, plan = set(), set(), [], []
+    while len(started) < len(tasks):
+        k = free.index(min(free))
+        now = free[k]
+        done |= {t for t, e in ends if e <= now}
+        t = _next(order, started, done)
+        if t is None:   # wait for the next task to end
+            free[k] = min(e for t2, e in ends if t2 not in done)
+            continue
+        started.add(t)
+        ends.append((t, now + _COST.get(t, 1.0)))
+        plan.append((k, t, now, ends[-1][1]))
+        free[k] = ends[-1][1]
+    return plan
+
+
+#: the line a warm-up process writes when a task is done (then the task and a report)
+_DONE = "@@fastbudget-warmup-done "
+
+
+def _serve(record=False):
+    """A warm-up process (``jobs > 1``): runs the tasks named on its standard input, one a
+    line, and after each writes ``_DONE``, the task and a JSON report (its CPU seconds;
+    with ``record``, the compiled functions that Numba compiled for it rather than loaded
+    from the cache) on its standard output. Ends at the end of its input."""
+    import json
+    import resource
+
+    compiled = []
+    if record:
+        from numba.core import event
+
+        class _Compiled(event.Listener):
+            def on_start(self, ev):
+                d = ev.data["dispatcher"]
+                compiled.append(f"{d.py_func.__module__}.{d.py_func.__qualname__}")
+
+            def on_end(self, ev):
+                pass
+
+        event.register("numba:compile", _Compiled())
+    for line in sys.stdin:
+        task, verbose = line.split()
+        del compiled[:]
+        t = time.process_time()
+        _run_tasks([task], verbose == "1")
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        report = {"cpu": time.process_time() - t, "process_cpu": ru.ru_utime + ru.ru_stime,
+                  "compiled": sorted(compiled)}
+        print(_DONE + task + " " + json.dumps(report), flush=True)
+
+
+def _run_parallel(tasks, jobs, verbose=False, record=False):
+    """Run ``tasks`` in ``jobs`` fresh processes (:func:`_serve`), each taking the next
+    task that can start (:func:`_next`) when it is free. Returns a list of (process, task,
+    report) in order of ending."""
+    import json
+    import tempfile
+    import threading
+
+    order = _order(tasks)
+    started, done, log, failed = set(), set(), [], []
+    cond = threading.Condition()
+    n = max(1, min(int(jobs), len(tasks)))
+    errs = [tempfile.TemporaryFile(mode="w+") for _ in range(n)]
+    code = f"from fastbudget._warmup import _serve; _serve(record={bool(record)!r})"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=errs[k], text=True, bufsize=1)
+             for k in range(n)]
+
+    def drive(k, p):
+        while True:
+            with cond:
+                while True:
+                    t = None if failed else _next(order, started, done)
+                    if t is not None or failed or len(started) == len(tasks):
+                        break
+                    cond.wait()
+                if t is None:
+                    break
+                started.add(t)
+            p.stdin.write(f"{t} {int(bool(verbose))}\n")
+            p.stdin.flush()
+            for line in p.stdout:
+                if line.startswith(_DONE):
+                    report = json.loads(line[len(_DONE):].split(" ", 1)[1])
+                    break
+                if verbose:
+                    print(line, end="", flush=True)
+            else:   # the process ended (its error is in its error output)
+                with cond:
+                    failed.append(k)
+                    cond.notify_all()
+                return
+            with cond:
+                done.add(t)
+                log.append((k, t, report))
+                cond.notify_all()
+
+    threads = [threading.Thread(target=drive, args=(k, p), daemon=True)
+               for k, p in enumerate(procs)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    messages = []
+    for p, err in zip(procs, errs):
+        try:
+            p.stdin.close()
+        except OSError:   # (the process died)
+            pass
+        p.stdout.read()
+        p.wait()
+        err.seek(0)
+        if p.returncode != 0:
+            messages.append(f"exit status {p.returncode}:\n{err.read().strip()[-2000:]}")
+        err.close()
+    if messages:
+        raise RuntimeError("a warm-up process failed (the cache keeps what it compiled; "
+                           "run fastbudget.warmup(jobs=1) to see the error in this process):\n"
+                           + "\n".join(messages))
+    return log
 
 
 def warmup(verbose=False, jobs=1):
@@ -178,22 +343,6 @@ def warmup(verbose=False, jobs=1):
     tasks = _tasks()
     if jobs == 1:
         _run_tasks(tasks, verbose)
-        return time.perf_counter() - t0
-    procs = []
-    for group in _share(tasks, jobs):
-        code = (f"from fastbudget._warmup import _run_tasks; "
-                f"_run_tasks({group!r}, verbose={bool(verbose)!r})")
-        procs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
-    failed = []
-    for p in procs:
-        out, err = p.communicate()
-        if verbose and out:
-            print(out, end="", flush=True)
-        if p.returncode != 0:
-            failed.append(f"exit status {p.returncode}:\n{err.strip()[-2000:]}")
-    if failed:
-        raise RuntimeError("a warm-up process failed (the cache keeps what it compiled; "
-                           "run fastbudget.warmup(jobs=1) to see the error in this process):\n"
-                           + "\n".join(failed))
+    else:
+        _run_parallel(tasks, jobs, verbose)
     return time.perf_counter() - t0

@@ -22,6 +22,14 @@ Usage::
     python perf/cold_start.py --learners TVM BSGD --profile --top 15
     python perf/cold_start.py --learners TVM --phases   # front end vs LLVM
     python perf/cold_start.py --json out.json        # also the raw figures
+    python perf/cold_start.py --split 2              # warmup(jobs=2): CPU s per process
+
+``--split JOBS`` runs ``fastbudget.warmup(jobs=JOBS)``'s processes on an empty cache, as
+``warmup`` runs them, and reports each process's CPU seconds (on a quiet machine with at
+least JOBS cores, the wall time of ``fastbudget warmup`` is about the largest of them), each
+task's, and every compiled function of the library that was compiled in more than one
+process (compiled twice: the tasks that need it should wait for one that compiles it,
+``_AFTER`` in ``fastbudget/_warmup.py``).
 """
 import argparse
 import json
@@ -182,6 +190,49 @@ def run_one(name, profile, phases=False):
     return res
 
 
+SPLIT_CHILD = r'''
+import json, time
+from fastbudget import _warmup as W
+t = time.perf_counter()
+log = W._run_parallel(W._tasks(), {jobs}, record=True)
+print("@@RESULT@@" + json.dumps({{"log": log, "wall": time.perf_counter() - t}}))
+'''
+
+
+def run_split(jobs):
+    """``warmup(jobs=jobs)``'s processes on an empty cache: (log, wall seconds), the log a
+    list of (process, task, report) as ``fastbudget._warmup._run_parallel`` returns it."""
+    with tempfile.TemporaryDirectory(prefix="nbcache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        proc = subprocess.run([sys.executable, "-c", SPLIT_CHILD.format(jobs=int(jobs))],
+                              env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"warm-up split: child failed\n{proc.stderr[-3000:]}")
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")][-1]
+    res = json.loads(line[len("@@RESULT@@"):])
+    return res["log"], res["wall"]
+
+
+def print_split(log, wall):
+    procs = sorted({k for k, _, _ in log})
+    total = {k: max(r["process_cpu"] for j, _, r in log if j == k) for k in procs}
+    print("| process | tasks (CPU s each, in order) | CPU s |")
+    print("|---|---|---:|")
+    for k in procs:
+        tasks = ", ".join(f"{t} {r['cpu']:.1f}" for j, t, r in log if j == k)
+        print(f"| {k} | {tasks} | {total[k]:.1f} |")
+    print(f"\nwall {wall:.1f} s; CPU s per process: "
+          + " / ".join(f"{total[k]:.1f}" for k in procs)
+          + f" (total {sum(total.values()):.1f}, largest {max(total.values()):.1f})")
+    where = {}
+    for k, t, r in log:
+        for f in r["compiled"]:
+            where.setdefault(f, []).append(f"{t} (process {k})")
+    twice = {f: w for f, w in where.items() if len(w) > 1 and f.startswith("fastbudget.")}
+    print(f"compiled functions of the library: {sum(f.startswith('fastbudget.') for f in where)}; "
+          f"compiled more than once: {twice or 'none'}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--learners", nargs="+", choices=list(LEARNERS), default=list(LEARNERS))
@@ -191,8 +242,20 @@ def main(argv=None):
                     help="CPU seconds of each compiler phase (Numba's front end, LLVM)")
     ap.add_argument("--top", type=int, default=12, help="functions listed with --profile")
     ap.add_argument("--json", help="write the raw figures to this file")
+    ap.add_argument("--split", type=int, metavar="JOBS",
+                    help="only warmup(jobs=JOBS)'s processes: CPU s per process and task")
     args = ap.parse_args(argv)
     load = os.getloadavg()
+    if args.split:
+        print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+        log, wall = run_split(args.split)
+        print_split(log, wall)
+        load = os.getloadavg()
+        print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"log": log, "wall": wall}, fh, indent=1)
+        return
     results = []
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
     print("| learner | import wall s | import CPU s | first fit wall s | first fit CPU s "

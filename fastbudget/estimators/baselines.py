@@ -293,7 +293,7 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     @classmethod
     def _warmup_params(cls):
         """Parameter sets whose fits compile every compiled path (``fastbudget.warmup``)."""
-        return [{"budget": 8, "gamma": 1.0}]
+        return [{"budget": 8, "gamma": 1.0}, {}]   # ({}: the default, the primal perceptron)
 
     def __init__(self, budget=None, kernel="linear", gamma=None, degree=3, coef0=1.0,
                  fit_intercept=True, random_state=None, class_weight=None, forgetting=None):
