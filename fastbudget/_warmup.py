@@ -5,10 +5,14 @@ Numba compiles a function the first time it runs and caches the machine code on 
 processes load it from the cache. Call ``warmup()`` once after installing (the ``fastbudget
 warmup`` command does the same) to move that cost out of the first real fit.
 
-The work is a list of tasks (one per learner, and the engine's and TVM's last
-resorts). Numba compiles in one thread, so ``jobs > 1`` runs the tasks in that many fresh
-Python processes at once, sharing the on-disk cache, the longest tasks first: on 2 cores
-about 65 s instead of 110-150 s of compiling (``docs/results/cold_start.md``).
+The work is a list of tasks (one per learner, the engine's shared functions, and the
+engine's and TVM's last resorts). Numba compiles in one thread, so ``jobs > 1`` runs the
+tasks in that many fresh Python processes at once, sharing the on-disk cache: each process,
+when free, takes the next task in order of urgency whose prerequisites (``_AFTER``) have
+ended. A function that two tasks call is compiled by the one both wait for and loaded from
+the cache by the others, never compiled twice by two tasks running at once (Numba writes a
+function to the cache only when its compile ends). On 2 cores about 57 CPU seconds in each
+process instead of 110-150 s of compiling in one (``docs/results/cold_start.md``).
 """
 import os
 import subprocess
@@ -19,13 +23,13 @@ import warnings
 import numpy as np
 
 #: rough CPU seconds each task adds to the process that runs it, on an empty cache, with
-#: the tasks it runs after (``_AFTER``) already in the cache (perf/cold_start.py --warmup
-#: and warm-up tasks timed in their processes, 2026-11-26). Used only to order the tasks
-#: among the processes of ``warmup(jobs=...)``
-_COST = {"core": 15.0, "learner:tvm": 19.0, "learner:span": 22.0, "learner:streamsvm": 17.5,
-         "learner:svincremental": 9.0, "learner:random": 9.0, "learner:idsvm": 1.0,
-         "learner:bsgd": 4.0, "learner:forgetron": 1.0, "learner:perceptron": 0.5,
-         "learner:pegasos": 0.7, "engine": 12.0, "tvm_repair": 4.5}
+#: the tasks it starts after (``_AFTER``) in the cache (``perf/cold_start.py --split 2``,
+#: 2026-11-26, scaled down by a tenth from a loaded machine). Used only to order the tasks
+#: (:func:`_order`)
+_COST = {"core": 16.0, "learner:tvm": 21.5, "learner:span": 20.5, "learner:streamsvm": 19.5,
+         "learner:svincremental": 8.5, "learner:random": 5.5, "learner:idsvm": 0.5,
+         "learner:bsgd": 4.0, "learner:forgetron": 0.8, "learner:perceptron": 0.6,
+         "learner:pegasos": 1.0, "engine": 12.0, "tvm_repair": 3.5}
 
 #: the tasks each task starts after (in whichever process they ran): each compiles code the
 #: task calls too, and writes it to the on-disk cache when it ends, from where the task
@@ -270,23 +274,27 @@ def _run_parallel(tasks, jobs, verbose=False, record=False):
                 if t is None:
                     break
                 started.add(t)
-            p.stdin.write(f"{t} {int(bool(verbose))}\n")
-            p.stdin.flush()
-            for line in p.stdout:
-                if line.startswith(_DONE):
-                    report = json.loads(line[len(_DONE):].split(" ", 1)[1])
-                    break
-                if verbose:
-                    print(line, end="", flush=True)
-            else:   # the process ended (its error is in its error output)
-                with cond:
-                    failed.append(k)
-                    cond.notify_all()
-                return
+            report = None
+            try:
+                p.stdin.write(f"{t} {int(bool(verbose))}\n")
+                p.stdin.flush()
+                for line in p.stdout:
+                    if line.startswith(_DONE):
+                        report = json.loads(line[len(_DONE):].split(" ", 1)[1])
+                        break
+                    if verbose:
+                        print(line, end="", flush=True)
+            except OSError:   # (its input closed: the process died)
+                pass
             with cond:
-                done.add(t)
-                log.append((k, t, report))
+                if report is None:   # the process ended (its error is in its error output)
+                    failed.append(k)
+                else:
+                    done.add(t)
+                    log.append((k, t, report))
                 cond.notify_all()
+            if report is None:
+                return
 
     threads = [threading.Thread(target=drive, args=(k, p), daemon=True)
                for k, p in enumerate(procs)]
@@ -306,7 +314,7 @@ def _run_parallel(tasks, jobs, verbose=False, record=False):
         if p.returncode != 0:
             messages.append(f"exit status {p.returncode}:\n{err.read().strip()[-2000:]}")
         err.close()
-    if messages:
+    if messages or failed:
         raise RuntimeError("a warm-up process failed (the cache keeps what it compiled; "
                            "run fastbudget.warmup(jobs=1) to see the error in this process):\n"
                            + "\n".join(messages))
