@@ -35,12 +35,12 @@ _COST = {"core": 16.0, "learner:tvm": 21.5, "learner:span": 20.5, "learner:strea
 #: task calls too, and writes it to the on-disk cache when it ends, from where the task
 #: loads it instead of compiling it again. Two tasks that run at once and call a function
 #: that neither finds in the cache both compile it (Numba writes a function to the cache
-#: only when its compile ends), so every function that two tasks would compile belongs to
-#: a task both start after: ``core``, the engine's functions under every exact learner's
-#: stream; ``learner:span`` its ``ops.engine_step`` (the engine's operations, which
-#: Random's engine and the engine task run); ``learner:random`` the engine's
-#: ``add_batch`` (IncrementalSVC's fit); ``learner:tvm`` TVM's stream (which
-#: ``tvm_repair`` fits)
+#: only when its compile ends), so no two tasks that would compile the same function run at
+#: once: one starts after the other, or both after a task that compiles it. ``core``
+#: compiles the engine's functions under every exact learner's stream; ``learner:span``
+#: ``ops.engine_step`` (the engine's operations, which Random's engine and the engine task
+#: run); ``learner:random`` the engine's ``add_batch`` (IncrementalSVC's fit);
+#: ``learner:tvm`` TVM's stream (which ``tvm_repair`` fits)
 _AFTER = {"learner:tvm": ("core",), "learner:span": ("core",),
           "learner:svincremental": ("core",), "learner:random": ("learner:span",),
           "learner:idsvm": ("learner:random",), "engine": ("learner:span",),
@@ -73,10 +73,11 @@ def _warm_learner(name, verbose):
             if isinstance(est, TVMClassifier):
                 est.learn_one(X[0], y[0])   # its one-row test (kernels.tvm.tvm_count_one)
         if verbose:
-            # the parameters that select compiled code (kernel, merge, lookahead, ...)
+            # the parameters that select compiled code (kernel, merge, lookahead, ...; no
+            # budget: the perceptron's primal form)
             p = {k: v for k, v in est.get_params().items()
-                 if k in ("kernel", "merge", "lookahead", "n_balls", "policy", "method")
-                 and v != cls().get_params()[k]}
+                 if (k in ("kernel", "merge", "lookahead", "n_balls", "policy", "method")
+                     and v != cls().get_params()[k]) or (k == "budget" and v is None)}
             what = f"{cls.__name__}({', '.join(f'{k}={v!r}' for k, v in p.items())})"
             print(f"{what:<48s} {time.perf_counter() - t:7.2f} s", flush=True)
 
