@@ -1,0 +1,537 @@
+"""Other readings of paper 000's merge rules and data, tested on TVM's unexplained cells.
+
+Regenerates the sections H7-H12 of ``docs/results/tvm_table3_gaps.md`` (the hypotheses
+H1-H6 and the cause table are ``perf/table3_gaps.py``'s). The cells: Letter B = 20 Default
+(Table 3, paper 76.5), USPS and IJCNN B = 100 Global (Table 5, paper 91.1 and 95.9); each
+reading is also run on the cells that already match (Default beside each Global, Letter
+B = 100) so that a reading that closes a cell by breaking another is seen.
+
+Usage::
+
+    python perf/table3_readings.py --section rules [--orders 2]   # H7-H9: patched copy
+    python perf/table3_readings.py --section post [--orders 2]    # H10-H11: NumPy reference
+    python perf/table3_readings.py --section data [--orders 5]    # H12: USPS / Letter data
+
+``rules`` runs a throw-away copy of the package (the library is not changed) whose
+compiled rejection test and merge can follow other readings of Sec. 4.2.4 and Alg. 3,
+switched per run through spare entries of ``TwinState.ist``:
+
+- ist[11] = 1: the linear estimate of the rejection test unweighted, (f_i + f_j) / 2;
+- ist[11] = 2: the test with an absolute tolerance, |f(q_new) - estimate| < eta;
+- ist[12] = 1: a merged twin keeps only its net weight |s+ - s-| on its majority label
+  (the two labels' weights cancel: the twin as one example of the IDSVM code), which also
+  lowers the sum of weights that control of C divides by;
+- ist[13] counts the merges that join twins of different majority labels (s+ > s- vs
+  s+ < s-), ist[14] those among them whose lighter twin is positive.
+
+``post`` uses a plain NumPy/scikit-learn rendering of Algorithms 1-3 (the exact weighted
+SVM re-solved by ``SVC`` after every accepted example) for readings the compiled loop
+cannot take without a rewrite: the rejection test on the re-solved model (merge, re-solve,
+compare f(q_new) with the linear estimate, undo and try the next pair if it fails) and the
+overflow twin TV_{B+1} as a merge candidate. The reference with the library's readings is
+run too, as its check.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "perf"))
+import table3_gaps as tg  # noqa: E402
+
+from fastbudget import TVMClassifier  # noqa: E402
+
+T0 = time.perf_counter()
+
+# ----------------------------------------------------------------- rules (patched copy)
+_RULES_PATCH = (
+    ("N_TIST = 11\n", "N_TIST = 16\n"),
+    ("    si = s_tot[i]\n    sj = s_tot[j]\n",
+     "    si = s_tot[i]\n    sj = s_tot[j]\n"
+     "    if tw_ist[11] == 1:\n        si = 1.0\n        sj = 1.0\n"),
+    ("    return lo < fnew < hi\n",
+     "    if tw_ist[11] == 2:\n        return abs(fnew - fhat) < eta\n"
+     "    return lo < fnew < hi\n"),
+    ("        msp = _tw_s_pos[leave1] + _tw_s_pos[leave2]\n"
+     "        msn = _tw_s_neg[leave1] + _tw_s_neg[leave2]\n",
+     "        msp = _tw_s_pos[leave1] + _tw_s_pos[leave2]\n"
+     "        msn = _tw_s_neg[leave1] + _tw_s_neg[leave2]\n"
+     "        l1 = _tw_s_pos[leave1] - _tw_s_neg[leave1]\n"
+     "        l2 = _tw_s_pos[leave2] - _tw_s_neg[leave2]\n"
+     "        if l1 * l2 < 0.0:\n"
+     "            _tw_ist[13] += 1\n"
+     "            lp = l1 if _tw_s_tot[leave1] < _tw_s_tot[leave2] else l2\n"
+     "            if lp > 0.0:\n"
+     "                _tw_ist[14] += 1\n"
+     "        if _tw_ist[12] == 1 and msp != msn:\n"
+     "            cancel = min(msp, msn)\n"
+     "            msp -= cancel\n"
+     "            msn -= cancel\n"),
+    ("    m = 0\n    if leave2 >= 0:\n", "    m = 0\n    cancel = 0.0\n    if leave2 >= 0:\n"),
+    ("    ssum = _tw_par[P_SSUM] + wi\n", "    ssum = _tw_par[P_SSUM] + wi - 2.0 * cancel\n"),
+)
+
+RULES = (("ours", 0, 0), ("estimate unweighted", 1, 0), ("absolute tolerance", 2, 0),
+         ("net-weight twins", 0, 1))
+# (data set, B, variant, paper figure, estimator keywords)
+RULE_CASES = (
+    ("IJCNN", 100, "Global", 95.9, {"one_sided": False}),
+    ("IJCNN", 100, "Default", 97.0, {}),
+    ("USPS", 100, "Global", 91.1, {"one_sided": False}),
+    ("USPS", 100, "Default", 92.1, {}),
+    ("Letter", 20, "Default", 76.5, {}),
+    ("Letter", 100, "Default", 87.6, {}),
+    ("Letter", 100, "Global", 80.4, {"one_sided": False}),
+    ("Checkerboard", 100, "Default", 98.1, {}),
+    ("Checkerboard", 100, "Global", 95.5, {"one_sided": False}),
+)
+NOREJ_CASES = (
+    ("IJCNN", 100, "NoRejection", 90.0, {"rejection": None}),
+    ("USPS", 100, "NoRejection", 81.9, {"rejection": None}),
+    ("Letter", 100, "NoRejection", 78.8, {"rejection": None}),
+)
+
+
+def _patched_copy(tmp):
+    import shutil
+
+    dst = pathlib.Path(tmp) / "fastbudget"
+    shutil.copytree(ROOT / "fastbudget", dst,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    p = dst / "kernels" / "tvm.py"
+    text = p.read_text()
+    for old, new in _RULES_PATCH:
+        if text.count(old) != 1:
+            raise RuntimeError(f"the rules patch no longer applies to kernels/tvm.py: "
+                               f"{old!r} occurs {text.count(old)} times")
+        text = text.replace(old, new)
+    p.write_text(text)
+
+
+def rules_inner(args):
+    import fastbudget
+    from fastbudget.kernels import tvm as ktvm
+
+    assert ktvm.N_TIST == 16, "run through --section rules (the patched copy)"
+    print("patched copy:", fastbudget.__file__, flush=True)
+
+    def variant(fmode, net):
+        class V(TVMClassifier):
+            def _allocate(self, X):
+                super()._allocate(X)
+                self.twins_.ist[11] = fmode
+                self.twins_.ist[12] = net
+        return V
+
+    want = None if args.sets is None else set(args.sets.split(","))
+    cases = [(c, r) for c in RULE_CASES for r in RULES]
+    cases += [(c, r) for c in NOREJ_CASES for r in RULES if r[0] in ("ours", "net-weight twins")]
+    data = {}
+    rows = []
+    for (name, B, var, paper, kw), (label, fmode, net) in cases:
+        if want is not None and name not in want:
+            continue
+        if name not in data:
+            data[name] = tg.load(name, args.data)
+        Xa, ya, Xb, yb = data[name]
+        gamma = tg.gamma_of(name, Xa.shape[1])
+        r = {k: [] for k in ("acc", "merges", "cross", "cross_pos", "later", "accepted",
+                             "pos_share", "cpu")}
+        for o in range(args.orders):
+            perm = np.random.default_rng(1000 + o).permutation(len(ya))
+            t = time.process_time()
+            clf = variant(fmode, net)(budget=B, C=100.0, kernel="rbf", gamma=gamma, **kw)
+            clf.fit(Xa[perm], ya[perm])
+            r["cpu"].append(time.process_time() - t)
+            ist = clf.twins_.ist
+            W = np.asarray(clf.twin_weights_, dtype=float)
+            sp, sn = W[:, 0], W[:, 1]
+            r["acc"].append(100.0 * clf.score(Xb, yb))
+            r["merges"].append(int(ist[ktvm.T_MERGES]))
+            r["cross"].append(int(ist[13]))
+            r["cross_pos"].append(int(ist[14]))
+            r["accepted"].append(int(ist[ktvm.T_ACCEPTED]))
+            r["later"].append(int(ist[ktvm.T_TRIES]) - int(ist[ktvm.T_MERGES]))
+            r["pos_share"].append(float(sp[sp > sn].sum() / max(sp.sum(), 1e-12)))
+        rows.append(dict(name=name, B=B, variant=var, paper=paper, reading=label, **r))
+        print(f"{name} B={B} {var} [{label}]: {tg._ms(r['acc'])} merges "
+              f"{np.mean(r['merges']):.0f} cross-label {np.mean(r['cross']):.0f} "
+              f"(lighter positive {np.mean(r['cross_pos']):.0f}) pos share "
+              f"{np.mean(r['pos_share']):.2f} cpu {np.mean(r['cpu']):.0f} s", flush=True)
+        pathlib.Path(args.json).write_text(json.dumps(rows))
+
+
+def sweep_inner(args):
+    """Every paper set (``fastbudget reproduce``'s data, parameters and orders) under the
+    readings named in ``--readings``, for the Table 5 variants in ``--variants`` at B = 100
+    and the Default at the budgets in ``--budgets``."""
+    from fastbudget.kernels import tvm as ktvm
+    from fastbudget.reproduce import tvm as rt
+
+    assert ktvm.N_TIST == 16, "run through --section sweep (the patched copy)"
+    readings = [r for r in RULES if r[0] in args.readings.split(",")]
+    todo = [(v, 100) for v in args.variants.split(",") if v] + [
+        ("Default", int(b)) for b in args.budgets.split(",") if b]
+    want = None if args.sets is None else set(args.sets.split(","))
+    rows = []
+    for name in rt.SETS:
+        if want is not None and name not in want:
+            continue
+        data = rt.load_set(name, args.data)
+        if data is None:
+            continue
+        Xa, ya, Xb, yb = data
+        kp = rt.kernel_params(name, Xa.shape[1])
+        for var, B in todo:
+            for label, fmode, net in readings:
+                acc = []
+                for o in range(args.orders):
+                    perm = np.random.default_rng(1000 + o).permutation(len(ya))
+                    clf = TVMClassifier(budget=B, C=rt._C(name), **kp, **rt.T5_PARAMS[var])
+                    clf._allocate(Xa[:1])
+                    clf.twins_.ist[11] = fmode
+                    clf.twins_.ist[12] = net
+                    clf.partial_fit(Xa[perm], ya[perm], classes=np.array([-1, 1]))
+                    acc.append(100.0 * clf.score(Xb, yb))
+                paper = (rt.PAPER_TABLE5[name][2 + list(rt.T5_PARAMS).index(var)] if B == 100
+                         else rt.PAPER_TABLE3[name][4 + [20, 50, 100, 200, 500].index(B)])
+                rows.append(dict(name=name, B=B, variant=var, reading=label, paper=paper,
+                                 acc=acc))
+                print(f"{name} B={B} {var} [{label}]: {tg._ms(acc)} (paper {paper})", flush=True)
+                pathlib.Path(args.json).write_text(json.dumps(rows))
+
+
+def rules_section(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        _patched_copy(tmp)
+        res = pathlib.Path(tmp) / "res.json"
+        env = dict(os.environ, PYTHONPATH=tmp)
+        cmd = [sys.executable, __file__, "--section", args.section + "-inner", "--orders",
+               str(args.orders), "--data", args.data, "--json", str(res),
+               "--readings", args.readings, "--variants", args.variants,
+               "--budgets", args.budgets]
+        if args.sets:
+            cmd += ["--sets", args.sets]
+        subprocess.run(cmd, env=env, check=True)
+        rows = json.loads(res.read_text())
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows))
+    return rows
+
+
+POST_CASES = (("USPS", 100, "Global", 91.1), ("USPS", 100, "Default", 92.1),
+              ("IJCNN", 100, "Global", 95.9), ("IJCNN", 100, "Default", 97.0),
+              ("Letter", 20, "Default", 76.5), ("Letter", 100, "Global", 80.4),
+              ("Letter", 100, "Default", 87.6))
+POST_READINGS = (("reference, the library's readings", {}),
+                 ("rejection on the re-solved model", {"post": True}),
+                 ("overflow twin a merge candidate", {"overflow": True}))
+
+
+def post_section(args):
+    want = None if args.sets is None else set(args.sets.split(","))
+    wantr = None if args.post_readings is None else set(args.post_readings.split(","))
+    data = {}
+    rows = []
+    for name, B, var, paper in POST_CASES:
+        if want is not None and name not in want:
+            continue
+        if name not in data:
+            data[name] = tg.load(name, args.data)
+        Xa, ya, Xb, yb = data[name]
+        gamma = tg.gamma_of(name, Xa.shape[1])
+        for k, (label, kw) in enumerate(POST_READINGS):
+            if wantr is not None and str(k) not in wantr:
+                continue
+            r = {k2: [] for k2 in ("acc", "merges", "cross", "dropped", "accepted", "cpu")}
+            for o in range(args.orders):
+                perm = np.random.default_rng(1000 + o).permutation(len(ya))
+                t = time.process_time()
+                m = RefTVM(B, gamma, one_sided=(var == "Default"), **kw).fit(Xa[perm], ya[perm])
+                r["cpu"].append(time.process_time() - t)
+                r["acc"].append(100.0 * m.score(Xb, yb))
+                r["merges"].append(m.n_merges)
+                r["cross"].append(m.n_cross)
+                r["dropped"].append(m.n_dropped)
+                r["accepted"].append(m.n_accepted)
+                print(f"  {name} B={B} {var} [{label}] order {o}: {r['acc'][-1]:.1f} "
+                      f"({r['cpu'][-1]:.0f} s)", flush=True)
+            rows.append(dict(name=name, B=B, variant=var, paper=paper, reading=label, **r))
+            print(f"{name} B={B} {var} [{label}]: {tg._ms(r['acc'])} merges "
+                  f"{np.mean(r['merges']):.0f} cross-label {np.mean(r['cross']):.0f} dropped "
+                  f"{np.mean(r['dropped']):.0f}", flush=True)
+            if args.json:
+                pathlib.Path(args.json).write_text(json.dumps(rows))
+    return rows
+
+
+# ----------------------------------------------------------------- data (H12)
+LETTER_SPLITS = (("A-M negative, N-Z positive (ours)", 13), ("A-L negative, M-Z positive", 12),
+                 ("A-N negative, O-Z positive", 14))
+
+
+def letter_split(data, n_neg):
+    """Letter standardised with the first ``n_neg`` letters negative (first 16,000 rows
+    train, last 4,000 test)."""
+    from fastbudget.datasets.standardize import StreamingStandardizer
+
+    path = pathlib.Path(data) / "letter" / "letter-recognition.data"
+    lab, X = [], []
+    for line in path.read_text().split():
+        parts = line.split(",")
+        lab.append(ord(parts[0]) - ord("A"))
+        X.append([float(v) for v in parts[1:]])
+    X = np.asarray(X)
+    y = np.where(np.asarray(lab) < n_neg, -1, 1)
+    sc = StreamingStandardizer(n_warmup=None).fit(X[:16000])
+    return sc.transform(X[:16000]), y[:16000], sc.transform(X[16000:]), y[16000:]
+
+
+def _tvm_acc(Xa, ya, Xb, yb, B, orders, **kw):
+    out = []
+    for o in range(orders):
+        perm = np.random.default_rng(1000 + o).permutation(len(ya))
+        clf = TVMClassifier(budget=B, C=100.0, kernel="rbf", gamma=1.0 / Xa.shape[1], **kw)
+        out.append(100.0 * clf.fit(Xa[perm], ya[perm]).score(Xb, yb))
+    return out
+
+
+def data_section(args):
+    from sklearn.svm import SVC
+
+    res = {"splits": [], "curve": [], "usps": []}
+    for label, n_neg in LETTER_SPLITS:
+        Xa, ya, Xb, yb = letter_split(args.data, n_neg)
+        svc = SVC(C=100.0, gamma=1.0 / 16, cache_size=500).fit(Xa, ya)
+        r = dict(label=label, pos=float(np.mean(ya > 0)), svc=100.0 * svc.score(Xb, yb),
+                 nsv=int(svc.n_support_.sum()),
+                 b20=_tvm_acc(Xa, ya, Xb, yb, 20, args.orders),
+                 b100=_tvm_acc(Xa, ya, Xb, yb, 100, min(args.orders, 3)))
+        res["splits"].append(r)
+        print(f"Letter {label}: SVC {r['svc']:.1f} ({r['nsv']} SVs), B=20 {tg._ms(r['b20'])}, "
+              f"B=100 {tg._ms(r['b100'])}", flush=True)
+    Xa, ya, Xb, yb = tg.load("Letter", args.data)
+    for B in (20, 25, 30, 35, 40, 50):
+        acc = _tvm_acc(Xa, ya, Xb, yb, B, args.orders)
+        res["curve"].append((B, acc))
+        print(f"Letter B={B}: {tg._ms(acc)}", flush=True)
+    from fastbudget.datasets import load_paper_dataset
+
+    for label, std in (("standardised (the reproduction)", True),
+                       ("as shipped ([-1, 1] grey levels)", False)):
+        Xa, ya, Xb, yb = load_paper_dataset("usps", args.data, standardize=std)
+        r = dict(label=label, default=_tvm_acc(Xa, ya, Xb, yb, 100, min(args.orders, 3)),
+                 glob=_tvm_acc(Xa, ya, Xb, yb, 100, min(args.orders, 3), one_sided=False))
+        res["usps"].append(r)
+        print(f"USPS {label}: Default {tg._ms(r['default'])}, Global {tg._ms(r['glob'])}",
+              flush=True)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(res))
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--orders", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
+    ap.add_argument("--sets", default=None)
+    ap.add_argument("--section", required=True,
+                    choices=("rules", "rules-inner", "sweep", "sweep-inner", "post",
+                             "data"))
+    ap.add_argument("--readings", default="ours,estimate unweighted")
+    ap.add_argument("--variants", default="Default,Global")
+    ap.add_argument("--budgets", default="")
+    ap.add_argument("--post-readings", default=None, help="indices into POST_READINGS")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    if args.section in ("rules", "sweep"):
+        return rules_section(args)
+    if args.section == "post":
+        return post_section(args)
+    if args.section == "data":
+        return data_section(args)
+    if args.section == "sweep-inner":
+        return sweep_inner(args)
+    if args.section == "rules-inner":
+        return rules_inner(args)
+
+
+
+# ----------------------------------------------------------------- post (NumPy reference)
+class RefTVM:
+    """Algorithms 1-3 of paper 000 in plain NumPy, the weighted SVM re-solved exactly by
+    ``SVC`` after every change of the twins (no adiabatic engine, no merge cache).
+
+    Twin t is (Q[t], +1, sp[t]) and (Q[t], -1, sn[t]); C_eff = C B / sum(sp + sn) (Sec. 4.3).
+    ``post``: the rejection test of Sec. 4.2.4 applied to the re-solved model (the pair is
+    merged, the SVM re-solved on the new twin set, and f(q_new) compared with the linear
+    estimate of the model before the merge; on failure the merge is undone and the next
+    pair is tried, at most ``post_tries`` pairs, then the example is dropped).
+    ``overflow``: the new example's twin TV_{B+1} is a merge candidate like the others (a
+    merge that takes it leaves no twin to add).
+    """
+
+    def __init__(self, B, gamma, C=100.0, m1=1.0, m2=2.0, eta=0.2, one_sided=True,
+                 post=False, post_tries=10, overflow=False):
+        self.B, self.gamma, self.C, self.m1, self.m2, self.eta = B, gamma, C, m1, m2, eta
+        self.one_sided, self.post, self.post_tries, self.overflow = (one_sided, post,
+                                                                     post_tries, overflow)
+        self.n_merges = self.n_dropped = self.n_removed = self.n_accepted = self.n_solves = 0
+        self.n_cross = 0
+
+    # -- the weighted SVM on the twins
+    def _kern(self, A, Bm):
+        d2 = (A * A).sum(1)[:, None] + (Bm * Bm).sum(1)[None, :] - 2.0 * A @ Bm.T
+        return np.exp(-self.gamma * np.maximum(d2, 0.0))
+
+    def _solve(self, Q, sp, sn):
+        """(coef per twin, b) of the exact weighted SVM on the twins."""
+        from sklearn.svm import SVC
+
+        self.n_solves += 1
+        ip, ineg = np.flatnonzero(sp > 0), np.flatnonzero(sn > 0)
+        if len(ip) == 0 or len(ineg) == 0:
+            return np.zeros(len(Q)), (1.0 if len(ip) else -1.0)
+        X = np.vstack([Q[ip], Q[ineg]])
+        y = np.r_[np.ones(len(ip)), -np.ones(len(ineg))]
+        w = np.r_[sp[ip], sn[ineg]]
+        C = self.C * self.B / (sp.sum() + sn.sum())
+        m = SVC(C=C, kernel="rbf", gamma=self.gamma, tol=1e-5, cache_size=50,
+                shrinking=False).fit(X, y, sample_weight=w)
+        coef = np.zeros(len(Q))
+        owner = np.r_[ip, ineg][m.support_]
+        np.add.at(coef, owner, m.dual_coef_[0])
+        return coef, float(m.intercept_[0])
+
+    def _f(self, X, Q=None, coef=None, b=None):
+        Q = self.Q if Q is None else Q
+        coef = self.coef if coef is None else coef
+        b = self.b if b is None else b
+        nz = coef != 0
+        if not nz.any():
+            return np.full(len(X), b)
+        return self._kern(X, Q[nz]) @ coef[nz] + b
+
+    def fit(self, X, y):
+        B = self.B
+        d = X.shape[1]
+        self.Q = np.zeros((0, d))
+        self.sp = np.zeros(0)
+        self.sn = np.zeros(0)
+        self.coef = np.zeros(0)
+        self.b = 0.0
+        i = 0
+        N = len(y)
+        while i < N:
+            if len(self.Q) < B:
+                self._add(X[i], y[i])
+                i += 1
+                continue
+            # Beneficial on a block of the coming examples under the current model
+            blk = min(N - i, 256)
+            f = self._f(X[i:i + blk])
+            hit = np.flatnonzero(np.abs(f) <= self.m1)
+            if len(hit) == 0:
+                i += blk
+                continue
+            i += hit[0]
+            self._update(X[i], y[i], f[hit[0]])
+            i += 1
+        return self
+
+    def _add(self, x, yi):
+        self.n_accepted += 1
+        self.Q = np.vstack([self.Q, x])
+        self.sp = np.r_[self.sp, 1.0 if yi > 0 else 0.0]
+        self.sn = np.r_[self.sn, 0.0 if yi > 0 else 1.0]
+        self.coef, self.b = self._solve(self.Q, self.sp, self.sn)
+        self.fq = self._f(self.Q)
+
+    def _update(self, x, yi, fx):
+        self.n_accepted += 1
+        Q, sp, sn, fq = self.Q, self.sp, self.sn, self.fq
+        xp, xn = (1.0, 0.0) if yi > 0 else (0.0, 1.0)
+        # margin twins sit at |f| = 1 up to the solver's tolerance: never beyond m2 = 2
+        k = int(np.argmax(np.abs(fq)))
+        if abs(fq[k]) > self.m2:
+            self.n_removed += 1
+            Q = Q.copy(); sp = sp.copy(); sn = sn.copy()  # noqa: E702
+            Q[k], sp[k], sn[k] = x, xp, xn
+            self._set(Q, sp, sn)
+            return
+        # candidates: twins 0..B-1, and B = the overflow twin when it may merge
+        QQ = np.vstack([Q, x]) if self.overflow else Q
+        ss = np.r_[sp + sn, 1.0] if self.overflow else sp + sn
+        ff = np.r_[fq, fx] if self.overflow else fq
+        n = len(QQ)
+        iu, ju = np.triu_indices(n, 1)
+        d2 = ((QQ[iu] - QQ[ju]) ** 2).sum(1)
+        cost = ss[iu] * ss[ju] * d2 / (ss[iu] + ss[ju])
+        if self.one_sided:
+            ok = (ff[iu] >= 0) == (ff[ju] >= 0)
+            iu, ju, cost = iu[ok], ju[ok], cost[ok]
+        order = np.argsort(cost, kind="stable")
+        tries = 0
+        for p in order:
+            a, c = int(iu[p]), int(ju[p])
+            qn = (ss[a] * QQ[a] + ss[c] * QQ[c]) / (ss[a] + ss[c])
+            fhat = (ss[a] * ff[a] + ss[c] * ff[c]) / (ss[a] + ss[c])
+            spa = np.r_[sp, xp] if self.overflow else sp
+            sna = np.r_[sn, xn] if self.overflow else sn
+            mp, mn = spa[a] + spa[c], sna[a] + sna[c]
+            # the new twin set: the merged twin in a's slot, the overflow twin in c's
+            # (when c is the overflow twin itself, nothing is added)
+            Qn, spn, snn = Q.copy(), sp.copy(), sn.copy()
+            Qn[a], spn[a], snn[a] = qn, mp, mn
+            if c < len(Q):
+                Qn[c], spn[c], snn[c] = x, xp, xn
+            if self.eta is None:
+                passed = True
+                new = None
+            elif not self.post:
+                fn = self._f(qn[None, :])[0]
+                passed = _inside(fn, fhat, self.eta)
+                new = None
+            else:
+                if tries >= self.post_tries:
+                    break
+                tries += 1
+                coef, b = self._solve(Qn, spn, snn)
+                fn = self._f(qn[None, :], Qn, coef, b)[0]
+                passed = _inside(fn, fhat, self.eta)
+                new = (coef, b)
+            if passed:
+                self.n_merges += 1
+                if np.sign(spa[a] - sna[a]) * np.sign(spa[c] - sna[c]) < 0:
+                    self.n_cross += 1
+                self._set(Qn, spn, snn, new)
+                return
+        self.n_dropped += 1
+
+    def _set(self, Q, sp, sn, solved=None):
+        self.Q, self.sp, self.sn = Q, sp, sn
+        self.coef, self.b = self._solve(Q, sp, sn) if solved is None else solved
+        self.fq = self._f(Q)
+
+    def score(self, X, y):
+        return float(np.mean(np.where(self._f(X) >= 0, 1, -1) == y))
+
+
+def _inside(fn, fhat, eta):
+    lo, hi = (1.0 - eta) * fhat, (1.0 + eta) * fhat
+    if lo > hi:
+        lo, hi = hi, lo
+    return lo < fn < hi
+
+
+if __name__ == "__main__":
+    main()
