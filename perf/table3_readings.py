@@ -18,7 +18,7 @@ then writes the sections of the doc from those files)::
     python perf/table3_readings.py --section post --orders 2 --sets IJCNN --max-n 10000 \
         [--post-readings 0,1,2] [--post-tries 60] [--post-variants Global]       # H11-H12
     python perf/table3_readings.py --section data --orders 5 --json D.json      # H13
-    python perf/table3_readings.py --section data --parts uspsb,uspst5,uspsnn,uspsmm \
+    python perf/table3_readings.py --section data --parts uspsb,uspst5,uspsnn,uspsmm,uspsk \
         --orders 3 --json D.json        # (adds to D.json; --parts raw --orders 5 likewise)
     python perf/table3_readings.py --section render \
         --render rules=R.json,labelsided=L.json+S.json,post=P.json+...,data=D.json
@@ -101,6 +101,7 @@ _RULES_PATCH = (
 # (label, ist[11], ist[12], ist[15]); ist[15] = 1: the twins' sides for One-Sided merging
 # are their majority labels (s+ >= s-: positive) instead of the sign of f(q); with
 # one_sided=False this changes nothing, so "label-sided" runs force one_sided=True
+USPS_GREY = "USPS (grey levels)"
 RULES = (("ours", 0, 0, 0), ("estimate unweighted", 1, 0, 0), ("absolute tolerance", 2, 0, 0),
          ("net-weight twins", 0, 1, 0), ("label-sided", 0, 0, 1))
 # (data set, B, variant, paper figure, estimator keywords)
@@ -114,6 +115,9 @@ RULE_CASES = (
     ("Letter", 100, "Global", 80.4, {"one_sided": False}),
     ("Checkerboard", 100, "Default", 98.1, {}),
     ("Checkerboard", 100, "Global", 95.5, {"one_sided": False}),
+    # H13's USPS inputs: the grey levels as shipped, not standardised
+    (USPS_GREY, 100, "Global", 91.1, {"one_sided": False}),
+    (USPS_GREY, 100, "Default", 92.1, {}),
 )
 NOREJ_CASES = (
     ("IJCNN", 100, "NoRejection", 90.0, {"rejection": None}),
@@ -172,7 +176,12 @@ def rules_inner(args):
         if want is not None and name not in want:
             continue
         if name not in data:
-            data[name] = tg.load(name, args.data)
+            if name == USPS_GREY:
+                from fastbudget.datasets import load_paper_dataset
+
+                data[name] = load_paper_dataset("usps", args.data)
+            else:
+                data[name] = tg.load(name, args.data)
         Xa, ya, Xb, yb = data[name]
         gamma = tg.gamma_of(name, Xa.shape[1])
         r = {k: [] for k in ("acc", "merges", "cross", "cross_pos", "later", "accepted",
@@ -457,6 +466,30 @@ def data_section(args):
         res["usps_mm"] = r
         print(f"USPS {r['label']}: SVC {r['svc']:.1f} ({r['nsv']} SVs), Default "
               f"{tg._ms(r['default'])}, Global {tg._ms(r['glob'])}", flush=True)
+    if "uspsk" in parts:
+        # the USPS cells of Tables 3-4 with other classifiers on both scalings: Random
+        # (the exact SVM on a uniform sample of 100) with the RBF kernel, and Random and TVM
+        # (B = 100) with the paper's polynomial and linear kernels
+        from fastbudget.estimators.baselines import RandomBudgetClassifier
+        from fastbudget.reproduce import tvm as rt
+
+        res["usps_k"] = []
+        for label, std in (("standardised (the reproduction)", True),
+                           ("as shipped ([-1, 1] grey levels)", False)):
+            Xa, ya, Xb, yb = load_paper_dataset("usps", args.data, standardize=std)
+            r = {"label": label}
+            for kern in ("rbf", "poly", "linear"):
+                kp = rt.kernel_params("USPS", Xa.shape[1], kern)
+                for tag in (("Random", "TVM") if kern != "rbf" else ("Random",)):
+                    acc = []
+                    for o in range(min(args.orders, 3)):
+                        perm = np.random.default_rng(1000 + o).permutation(len(ya))
+                        clf = (RandomBudgetClassifier(budget=100, C=100.0, random_state=o, **kp)
+                               if tag == "Random" else TVMClassifier(budget=100, C=100.0, **kp))
+                        acc.append(100.0 * clf.fit(Xa[perm], ya[perm]).score(Xb, yb))
+                    r[f"{kern} {tag}"] = acc
+                    print(f"USPS {label} {kern} {tag}: {tg._ms(acc)}", flush=True)
+            res["usps_k"].append(r)
     if "uspsnn" in parts:
         # how often an example's nearest of 100 random training examples has the other
         # label (the partner a weight-1 twin is folded into by input-space merging)
@@ -549,8 +582,9 @@ def render_post(args, rows):
 def render_data(args, res):
     L = _head("data", "H13: the data side (Letter's class split and budget, USPS's scaling)",
               "--section data --orders 5` (Letter; USPS Default and Global: 3 orders) and "
-              "`python perf/table3_readings.py --section data --parts uspsb,uspst5,uspsnn,uspsmm "
-              "--orders 3` and `... --section data --parts raw --orders 5` (B = 100: 3 orders)",
+              "`python perf/table3_readings.py --section data --parts uspsb,uspst5,uspsnn,uspsmm,"
+              "uspsk --orders 3` and `... --section data --parts raw --orders 5` (B = 100: 3 "
+              "orders)",
               "The paper's Letter B = 20 figure comes from another class split of the 26 "
               "letters (\"the first 13 letters\" read with an off-by-one), or from a budget "
               "counted per class; the USPS Global gap comes from USPS's scaling.",
@@ -608,6 +642,13 @@ def render_data(args, res):
             b100 = f"{tg._ms(r['b100'])} (paper {p[2]})" if "b100" in r else ""
             L.append(f"| {r['name']}, {r['label']} | {r['svc']:.1f} ({r['nsv']}) | {p[0]} | "
                      f"{b20} | {b100} |")
+    if res.get("usps_k"):
+        keys = (("rbf Random", 86.8), ("poly Random", 86.6), ("poly TVM", 92.8),
+                ("linear Random", 78.7), ("linear TVM", 83.8))
+        L += ["", "| USPS inputs, B = 100 | " + " | ".join(
+            f"{k} (paper {p})" for k, p in keys) + " |", "|---|" + "---|" * len(keys)]
+        for r in res["usps_k"]:
+            L.append(f"| {r['label']} | " + " | ".join(tg._ms(r[k]) for k, _ in keys) + " |")
     if res.get("usps_nn"):
         L += ["", "USPS: share of examples whose nearest of 100 random training examples "
               "has the other label (200 draws, seed 0): " + "; ".join(
@@ -631,7 +672,9 @@ def render(args):
         render_rules(
             args, rows("rules"), "rules",
             "H7-H9: the rejection test's estimate and tolerance, net-weight twins",
-            "--section rules --orders 3",
+            "--section rules --orders 3` (the rows *USPS (grey levels)*: `... --sets "
+            "'USPS (grey levels)' --readings 'ours,estimate unweighted,label-sided'`, H13's "
+            "inputs)",
             "The paper's rejection test (Sec. 4.2.4) or its merged twins differ from ours "
             "in a way the text leaves open, and that difference is what keeps the paper's "
             "Global from collapsing on IJCNN and from losing 3.4 points on USPS (and gives "
@@ -688,7 +731,7 @@ def main(argv=None):
     ap.add_argument("--readings", default="ours,estimate unweighted")
     ap.add_argument("--variants", default="Default,Global")
     ap.add_argument("--budgets", default="")
-    ap.add_argument("--parts", default="letter,usps,uspsb,uspst5,uspsnn",
+    ap.add_argument("--parts", default="letter,usps,uspsb,uspst5,uspsmm,uspsk,raw,uspsnn",
                     help="data: which parts to run")
     ap.add_argument("--post-readings", default=None, help="indices into POST_READINGS")
     ap.add_argument("--post-tries", type=int, default=10)
