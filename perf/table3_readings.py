@@ -583,8 +583,8 @@ def render_data(args, res):
     L = _head("data", "H13: the data side (Letter's class split and budget, USPS's scaling)",
               "--section data --orders 5` (Letter; USPS Default and Global: 3 orders) and "
               "`python perf/table3_readings.py --section data --parts uspsb,uspst5,uspsnn,uspsmm,"
-              "uspsk --orders 3` and `... --section data --parts raw --orders 5` (B = 100: 3 "
-              "orders)",
+              "uspsk --orders 3` and (Letter at B = 100 on 3 orders) `python "
+              "perf/table3_readings.py --section data --parts raw --orders 5",
               "The paper's Letter B = 20 figure comes from another class split of the 26 "
               "letters (\"the first 13 letters\" read with an off-by-one), or from a budget "
               "counted per class; the USPS Global gap comes from USPS's scaling.",
@@ -594,8 +594,9 @@ def render_data(args, res):
               "Letter (A-M negative) at budgets 20-50 (5 orders), to place the paper's "
               "76.5 on our curve. USPS "
               "standardised (ours) and as shipped (grey levels in [-1, 1], gamma = 1/256), "
-              "Default and Global at B = 100; the exact SVM's support vectors on other inputs of "
-              "USPS, Letter and IJCNN against the paper's LIBSVM counts. Stream orders "
+              "Default and Global at B = 100, and USPS's other cells of Tables 3-5 on both; the "
+              "exact SVM's support vectors on other inputs of USPS, Letter and IJCNN against "
+              "the paper's LIBSVM counts. Stream orders "
               "1000 + o.")
     L += ["| Letter split | positives | exact SVM (SVs) | TVM B = 20 (paper 76.5) | TVM B = 100 "
           "(paper 87.6) |", "|---|---|---|---|---|"]
@@ -672,9 +673,9 @@ def render(args):
         render_rules(
             args, rows("rules"), "rules",
             "H7-H9: the rejection test's estimate and tolerance, net-weight twins",
-            "--section rules --orders 3` (the rows *USPS (grey levels)*: `... --sets "
-            "'USPS (grey levels)' --readings 'ours,estimate unweighted,label-sided'`, H13's "
-            "inputs)",
+            "--section rules --orders 3` and, for the rows *USPS (grey levels)* (H13's "
+            "inputs), `python perf/table3_readings.py --section rules --orders 3 --sets "
+            "'USPS (grey levels)' --readings 'ours,estimate unweighted,label-sided'",
             "The paper's rejection test (Sec. 4.2.4) or its merged twins differ from ours "
             "in a way the text leaves open, and that difference is what keeps the paper's "
             "Global from collapsing on IJCNN and from losing 3.4 points on USPS (and gives "
