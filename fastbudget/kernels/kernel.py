@@ -8,8 +8,9 @@ Codes (``KERNEL_CODES``): 0 linear ``<x, z>``, 1 RBF ``exp(-gamma ||x - z||^2)``
 ``exp_neg`` is an exponential for arguments <= 0 written in plain arithmetic (no libm
 call), so that LLVM vectorises a loop of it over a row; it is within 1 ulp of ``np.exp``
 on [-745.2, 0] (``tests/test_fast_exp.py``). TVM's kernel values (``kernels.tvm`` and
-``kernel_expansion_at``, TVM's scoring) use it; the exact engine (``kernel_value``,
-``kernel_at``, ``kernel_row_at``, ``decision_values``) keeps libm's ``np.exp``: its path
+``kernel_expansion_at``, TVM's scoring) and prediction (``decision_values``) use it; the
+exact engine's learning path (``kernel_value``, ``kernel_at``, ``kernel_row_at``) keeps
+libm's ``np.exp``: its path
 (e.g. whether a growth of R is refused and R rebuilt) depends on the last bits of the
 kernel values, and ``tests/test_engine.py`` pins such a path.
 """
@@ -210,13 +211,56 @@ def kernel_diag(code, kpar, A, out):
 
 @njit(cache=True)
 def decision_values(code, kpar, SV, coef, n, b, X, out):
-    """out[t] = sum_{i<n} coef[i] K(SV[i], X[t]) + b. ``out`` is modified in place."""
+    """out[t] = sum_{i<n} coef[i] K(SV[i], X[t]) + b over the rows with coef[i] != 0.
+    ``out`` is modified in place.
+
+    The rows with a coefficient are copied once per call into a transposed block (each
+    feature's values of all of them contiguous), so each row's squared distance (or dot
+    product) is summed feature by feature with the loop over the vectors innermost, which
+    LLVM vectorises; RBF values by ``exp_neg`` over that row. Each vector's sum runs over
+    the features in order, and the terms are added in the order of ``SV``'s rows, as a
+    row-by-row loop adds them: linear and polynomial values are that loop's to the bit, RBF
+    values within an ulp of each kernel value (``exp_neg``). Used for prediction only
+    (``engine.state_decision``, the kernel perceptrons' ``_decision``), never on the
+    engine's learning path."""
+    d = X.shape[1]
+    m = 0
+    for i in range(n):
+        if coef[i] != 0.0:
+            m += 1
+    SVT = np.empty((d, m))
+    c = np.empty(m)
+    j = 0
+    for i in range(n):
+        if coef[i] != 0.0:
+            for k in range(d):
+                SVT[k, j] = SV[i, k]
+            c[j] = coef[i]
+            j += 1
+    row = np.empty(m)
+    g = kpar[0]
     for t in range(X.shape[0]):
+        for j in range(m):
+            row[j] = 0.0
+        if code == RBF:
+            for k in range(d):
+                xk = X[t, k]
+                for j in range(m):
+                    u = SVT[k, j] - xk
+                    row[j] += u * u
+            for j in range(m):
+                row[j] = exp_neg(-g * row[j])
+        else:
+            for k in range(d):
+                xk = X[t, k]
+                for j in range(m):
+                    row[j] += SVT[k, j] * xk
+            if code != LINEAR:
+                for j in range(m):
+                    row[j] = (g * row[j] + kpar[2]) ** kpar[1]
         s = b
-        for i in range(n):
-            c = coef[i]
-            if c != 0.0:
-                s += c * kernel_value(code, kpar, SV[i], X[t])
+        for j in range(m):
+            s += c[j] * row[j]
         out[t] = s
 
 
