@@ -23,7 +23,7 @@ def r_first(R, yk, Qkk):
     R[1, 1] = 0.0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True)
 def r_mul_neg(R, v, m, out):
     """out[i] = -sum_{j < m} R[i, j] v[j] for i < m (``out`` modified in place): -R v on the
     live (m, m) block, each row's sum taken in increasing j from 0.0, as the plain double
