@@ -551,7 +551,7 @@ class TVMClassifier(BudgetClassifier):
         self.engine_state_ = ad.EngineState(
             **{n: np.ascontiguousarray(state["engine_" + n]) for n in _ENGINE_FIELDS})
         n = state["twin_Q"].shape[0]
-        scratch = ktvm.scratch_fields(n)
+        scratch = ktvm.scratch_fields(n, state["twin_Q"].shape[1])
         self.twins_ = ktvm.TwinState(
             **{f: (scratch[f] if f in ktvm.SCRATCH_FIELDS
                    else np.ascontiguousarray(state["twin_" + f])) for f in _TWIN_FIELDS})

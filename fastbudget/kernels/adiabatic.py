@@ -58,8 +58,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_rebuild, r_shrink_last,
-                       r_swap)
+from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_mul_neg, r_rebuild,
+                       r_shrink_last, r_swap)
 from .kernel import LINEAR, POLY, kernel_at, kernel_row_at, kernel_value
 
 # slot status codes
@@ -575,12 +575,7 @@ def run_path(st, mode, c):
             for p in range(nS):
                 j = S_idx[p]
                 v[p + 1] = y[j] * wv[j] - dmu
-            m = nS + 1
-            for i in range(m):
-                s = 0.0
-                for j in range(m):
-                    s += R[i, j] * v[j]
-                beta[i] = -s
+            r_mul_neg(R, v, nS + 1, beta)
             # -------- degenerate vertex: a margin vector at a bound whose rate points out
             # of its box blocks at once. Drop the one that blocks first on the way from the
             # last feasible rates d (in g of the margin vectors) to beta (see Notes).
@@ -852,12 +847,7 @@ def refresh(st):
         for p in range(nS):
             j = _st_S_idx[p]
             v[p + 1] = y[j] * (f[j] + b) - mu
-        m = nS + 1
-        for i in range(m):
-            s = 0.0
-            for j in range(m):
-                s += _st_R[i, j] * v[j]
-            _st_beta[i] = -s
+        r_mul_neg(_st_R, v, nS + 1, _st_beta)
         worst = 0.0
         j_out = -1
         for p in range(nS):
@@ -931,12 +921,7 @@ def refresh_margin(st):
         for p in range(nS):
             j = S_idx[p]
             v[p + 1] = y[j] * (v[p + 1] + b) - mu
-        m = nS + 1
-        for i in range(m):
-            s = 0.0
-            for q in range(m):
-                s += R[i, q] * v[q]
-            beta[i] = -s
+        r_mul_neg(R, v, nS + 1, beta)
         worst = 0.0
         j_out = np.int64(-1)
         p_out = np.int64(-1)

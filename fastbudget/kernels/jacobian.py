@@ -23,6 +23,64 @@ def r_first(R, yk, Qkk):
     R[1, 1] = 0.0
 
 
+@njit(cache=True)
+def r_mul_neg(R, v, m, out):
+    """out[i] = -sum_{j < m} R[i, j] v[j] for i < m (``out`` modified in place): -R v on the
+    live (m, m) block, each row's sum taken in increasing j from 0.0, as the plain double
+    loop takes it (the same bits), but eight rows at a time.
+
+    A row's sum is a chain of dependent additions that may not be reordered (no fastmath),
+    so one row at a time runs at the latency of an addition per entry; eight independent
+    chains keep the adder busy. (R is not symmetric to the last bit after the rank-one
+    updates, so its columns cannot stand in for its rows.) This product is the O(|S|^2)
+    part of every adiabatic step and of every growth of R."""
+    i = 0
+    while i + 8 <= m:
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        s4 = 0.0
+        s5 = 0.0
+        s6 = 0.0
+        s7 = 0.0
+        for j in range(m):
+            vj = v[j]
+            s0 += R[i, j] * vj
+            s1 += R[i + 1, j] * vj
+            s2 += R[i + 2, j] * vj
+            s3 += R[i + 3, j] * vj
+            s4 += R[i + 4, j] * vj
+            s5 += R[i + 5, j] * vj
+            s6 += R[i + 6, j] * vj
+            s7 += R[i + 7, j] * vj
+        out[i] = -s0
+        out[i + 1] = -s1
+        out[i + 2] = -s2
+        out[i + 3] = -s3
+        out[i + 4] = -s4
+        out[i + 5] = -s5
+        out[i + 6] = -s6
+        out[i + 7] = -s7
+        i += 8
+    while i + 2 <= m:
+        s0 = 0.0
+        s1 = 0.0
+        for j in range(m):
+            vj = v[j]
+            s0 += R[i, j] * vj
+            s1 += R[i + 1, j] * vj
+        out[i] = -s0
+        out[i + 1] = -s1
+        i += 2
+    while i < m:
+        s0 = 0.0
+        for j in range(m):
+            s0 += R[i, j] * v[j]
+        out[i] = -s0
+        i += 1
+
+
 @njit(cache=True, no_cpython_wrapper=True)
 def r_grow(R, nS, v, Qkk, beta, tol):
     """Grow R by one margin vector k (paper 003, eq. 13).
@@ -45,11 +103,7 @@ def r_grow(R, nS, v, Qkk, beta, tol):
         dependent on S). Errors already in R reach the new column amplified by 1 / pivot.
     """
     m = nS + 1
-    for i in range(m):
-        s = 0.0
-        for j in range(m):
-            s += R[i, j] * v[j]
-        beta[i] = -s
+    r_mul_neg(R, v, m, beta)
     gkk = Qkk
     scale = abs(Qkk)
     for i in range(m):
@@ -183,28 +237,85 @@ def r_rebuild(y, K, S_idx, nS, R):
     return OK
 
 
+@njit(cache=True, inline="always")
+def _worse(worst, s, diag):
+    """max(worst, |s - [diag]|) as ``jr_residual`` takes it (a NaN is passed over)."""
+    if diag:
+        s -= 1.0
+    if abs(s) > worst:
+        return abs(s)
+    return worst
+
+
 @njit(cache=True)
 def jr_residual(y, K, S_idx, nS, R):
-    """max |J R - I| over the live block (the drift certificate)."""
+    """max |J R - I| over the live block (the drift certificate).
+
+    Entry (i, j) is row i of J times column j of R, summed in increasing q as
+    ``s = J[i, 0] R[0, j] + sum_q J[i, q + 1] R[q + 1, j]`` with J's entries formed from
+    K (never stored). Eight columns j are summed at a time, each in that order (the
+    same bits as one at a time): every J[i, q] is formed once per eight entries instead
+    of once per entry, and the eight sums are independent chains of additions reading a
+    contiguous piece of a row of R. (A NaN entry is passed over by the maximum, as
+    before; an infinite one is returned.)"""
     if nS == 0:
         return 0.0
     m = nS + 1
     worst = 0.0
     for i in range(m):
-        for j in range(m):
-            # row i of J times column j of R
+        a = S_idx[i - 1] if i > 0 else -1
+        ya = y[a] if i > 0 else 0.0
+        j = 0
+        while j + 8 <= m:
+            # row i of J times columns j .. j + 7 of R
             if i == 0:
-                s = 0.0
-                for q in range(nS):
-                    s += y[S_idx[q]] * R[q + 1, j]
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                s4 = 0.0
+                s5 = 0.0
+                s6 = 0.0
+                s7 = 0.0
             else:
-                a = S_idx[i - 1]
-                s = y[a] * R[0, j]
-                for q in range(nS):
-                    c = S_idx[q]
-                    s += y[a] * y[c] * K[a, c] * R[q + 1, j]
-            if i == j:
-                s -= 1.0
-            if abs(s) > worst:
-                worst = abs(s)
+                s0 = ya * R[0, j]
+                s1 = ya * R[0, j + 1]
+                s2 = ya * R[0, j + 2]
+                s3 = ya * R[0, j + 3]
+                s4 = ya * R[0, j + 4]
+                s5 = ya * R[0, j + 5]
+                s6 = ya * R[0, j + 6]
+                s7 = ya * R[0, j + 7]
+            for q in range(nS):
+                c = S_idx[q]
+                if i == 0:
+                    w = y[c]
+                else:
+                    w = ya * y[c] * K[a, c]
+                s0 += w * R[q + 1, j]
+                s1 += w * R[q + 1, j + 1]
+                s2 += w * R[q + 1, j + 2]
+                s3 += w * R[q + 1, j + 3]
+                s4 += w * R[q + 1, j + 4]
+                s5 += w * R[q + 1, j + 5]
+                s6 += w * R[q + 1, j + 6]
+                s7 += w * R[q + 1, j + 7]
+            worst = _worse(worst, s0, i == j)
+            worst = _worse(worst, s1, i == j + 1)
+            worst = _worse(worst, s2, i == j + 2)
+            worst = _worse(worst, s3, i == j + 3)
+            worst = _worse(worst, s4, i == j + 4)
+            worst = _worse(worst, s5, i == j + 5)
+            worst = _worse(worst, s6, i == j + 6)
+            worst = _worse(worst, s7, i == j + 7)
+            j += 8
+        while j < m:
+            s = 0.0 if i == 0 else ya * R[0, j]
+            for q in range(nS):
+                c = S_idx[q]
+                w = y[c] if i == 0 else ya * y[c] * K[a, c]
+                s += w * R[q + 1, j]
+            worst = _worse(worst, s, i == j)
+            j += 1
     return worst
+

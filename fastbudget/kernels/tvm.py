@@ -62,10 +62,10 @@ TwinState = namedtuple(
     "TwinState",
     ["Q", "s_pos", "s_neg", "s_tot", "coef", "fq", "side", "active", "nn_idx", "nn_d",
      "nn2_idx", "nn2_d", "nn2_ok", "dirty", "order", "qnew", "tmp", "src", "dst", "wdst", "ist", "par",
-     "pk", "pi", "drow", "drow_t", "dl"],
+     "pk", "pi", "drow", "drow_t", "dl", "QT"],
 )
 # scratch fields: not part of a saved model (``scratch_fields`` reallocates them)
-SCRATCH_FIELDS = ("pk", "pi", "drow", "drow_t", "dl")
+SCRATCH_FIELDS = ("pk", "pi", "drow", "drow_t", "dl", "QT")
 
 # rows of ``TwinState.drow`` (scratch of one accepted example; ``drow_t`` says whose)
 D_NEW = 0  # squared distances of the twin placed at the new example to every twin
@@ -78,17 +78,19 @@ D_NEW_K = 3  # the new example's kernel values (RBF; written by the Beneficial t
 # ``qnew`` as the rejection test left it, 0 otherwise
 
 
-def scratch_fields(n):
-    """The scratch arrays for n = budget + 2 twin indices: all pairs' merge costs and
+def scratch_fields(n, d):
+    """The scratch arrays for n = budget + 2 twin indices of d features: all pairs' merge costs and
     indices, for the rejection fallback (``pk`` also holds one row of feature-space merge
     costs for the nearest-merge-neighbour cache); the distance and kernel rows of the
     twins placed by one update (``drow``, ``drow_t``: shared by the rejection test, the
     engine's kernel rows and the nearest-merge-neighbour cache) and the cache's list of
-    changed twins (``dl``)."""
+    changed twins (``dl``); the pivots transposed, ``QT[k, t] = Q[t, k]``, which
+    ``tvm_partial_fit`` fills for the duration of a call (its scoring loop reads them;
+    zero between calls)."""
     npairs = n * (n - 1) // 2
     return {"pk": np.zeros(npairs), "pi": np.zeros(npairs, dtype=np.int64),
             "drow": np.zeros((4, n)), "drow_t": np.full(3, -1, dtype=np.int64),
-            "dl": np.zeros(2 * n, dtype=np.int64)}
+            "dl": np.zeros(2 * n, dtype=np.int64), "QT": np.zeros((d, n))}
 
 
 def alloc_twins(budget, d):
@@ -103,7 +105,7 @@ def alloc_twins(budget, d):
         order=np.zeros(n, dtype=np.int64), qnew=np.zeros(d),
         tmp=np.zeros(d), src=np.zeros(4, dtype=np.int64), dst=np.zeros(3, dtype=np.int64),
         wdst=np.zeros(3), ist=np.zeros(N_TIST, dtype=np.int64), par=np.zeros(N_TPAR),
-        **scratch_fields(n),
+        **scratch_fields(n, d),
     )
     tw.ist[T_SPARE] = n - 2
     tw.ist[T_SPARE2] = n - 1
@@ -112,9 +114,9 @@ def alloc_twins(budget, d):
 
 def twins_nbytes(B, d):
     """Closed form of the twin arrays' bytes for budget B: with n = B + 2,
-    ``8 (n (n - 1) + n d + 16 n + 2 d + 13 + N_TIST + N_TPAR) + 4 n``."""
+    ``8 (n (n - 1) + 2 n d + 16 n + 2 d + 13 + N_TIST + N_TPAR) + 4 n``."""
     n = B + 2
-    return (8 * (n * (n - 1) + n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR)
+    return (8 * (n * (n - 1) + 2 * n * d + 10 * n + 2 * d + 4 + 3 + 3 + N_TIST + N_TPAR)
             + 8 * (4 * n + 3 + 2 * n) + 4 * n)
 
 
@@ -682,6 +684,11 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
     gk = _st_kpar[0]
     d = X.shape[1]
     nq = _tw_coef.shape[0]
+    # the pivots transposed, for the scoring loop (kept up to date below as twins are placed)
+    _tw_QT = tw.QT
+    for i in range(nq):
+        for k in range(d):
+            _tw_QT[k, i] = _tw_Q[i, k]
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
         # Beneficial (Alg. 2), written out in the loop: most examples stop here. (A call
@@ -701,13 +708,18 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
         if scores or (not counted and full):
             if code == RBF:
                 f = _st_fs[ad.F_B]
+                # squared distances to every twin index, feature by feature over the
+                # transposed pivots: the loop over the twins vectorises, and each twin's
+                # sum is taken in increasing k from 0.0, as the row-by-row loop of
+                # ``kernel_expansion_at`` takes it (the same bits). (Twins of coefficient 0
+                # get their distance too; ``_place_twin_at`` recomputes those it needs.)
                 for i in range(nq):
-                    if _tw_coef[i] != 0.0:
-                        q2 = 0.0
-                        for k in range(d):
-                            u = _tw_Q[i, k] - X[t, k]
-                            q2 += u * u
-                        _tw_drow[D_NEW, i] = q2
+                    _tw_drow[D_NEW, i] = 0.0
+                for k in range(d):
+                    xk = X[t, k]
+                    for i in range(nq):
+                        u = _tw_QT[k, i] - xk
+                        _tw_drow[D_NEW, i] += u * u
                 # the kernel values in a loop of their own, which vectorises
                 for i in range(nq):
                     if _tw_coef[i] != 0.0:
@@ -727,15 +739,24 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
             fout[t] = f / _st_fs[ad.F_MU]
         if counted:
             continue
+        # the twins an update places: the two spares (the new example's, and the merged
+        # pivot's when it merges)
+        p1 = _tw_ist[T_SPARE]
+        p2 = _tw_ist[T_SPARE2]
         s, acc = _learn_one(st, tw, X[t], y[t], w[t], B)
+        for p in (p1, p2):
+            if p >= 0:
+                for k in range(d):
+                    _tw_QT[k, p] = _tw_Q[p, k]
         if s != ad.OK:
             status = s
             row = t
             break
-    # the rows of one update are scratch: cleared, so that a model equals its saved and
-    # loaded copy in every array (O(B) per call)
+    # the rows of one update and the transposed pivots are scratch: cleared, so that a
+    # model equals its saved and loaded copy in every array (O(B d) per call)
     _tw_drow[:, :] = 0.0
     tw.drow_t[:] = -1
+    _tw_QT[:, :] = 0.0
     return status, row
 
 
