@@ -12,58 +12,15 @@ on a regression through ``perf/check_ratios.py``.
 import numpy as np
 import pytest
 
-from numba import njit
-
 from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, iterations_for,
                     model_scores, nearest_pairs, nn_cache_rebuild, paper_data, record)
 from fastbudget import TVMClassifier
-from fastbudget.kernels.kernel import exp_neg
 
 #: issue 25: TVM's whole stream (B = 100) within this many floors
 GOAL_RATIO = 3.0
 #: streams that have reached the goal (asserted there); the others record their ratio only
 #: (docs/results/tvm_profile.md, figures of 2026-11-25)
 GOAL_REACHED = {"ijcnn_1e6": True, "adult_1e6": True}
-
-
-@njit(cache=True)
-def _score_transposed(gamma, SVT, coef, b, X, out):
-    """``_bench.score_expansion`` (RBF) with the stored vectors transposed, ``SVT`` (d, n_sv):
-    the squared distances feature by feature, the loop over the vectors innermost, as TVM's
-    learning loop scores since 2026-11-26 (``docs/results/tvm_profile.md``); that loop
-    vectorises, the suite's row-by-row one does not."""
-    d, n_sv = SVT.shape
-    row = np.empty(n_sv)
-    for t in range(X.shape[0]):
-        for j in range(n_sv):
-            row[j] = 0.0
-        for k in range(d):
-            xk = X[t, k]
-            for j in range(n_sv):
-                e = SVT[k, j] - xk
-                row[j] += e * e
-        for j in range(n_sv):
-            row[j] = exp_neg(-gamma * row[j])
-        f = b
-        for j in range(n_sv):
-            f += coef[j] * row[j]
-        out[t] = f
-
-
-def _record_transposed(benchmark, clf, X):
-    """Also record the ratio to a floor that scores as TVM does (``_score_transposed``):
-    ``extra_info['floor_t_s']``, ``['floor_t_ratio']``. The suite's floor
-    (``floor_ratio``, the goal's) scores row by row and is slower than TVM's own scoring."""
-    SVT = np.ascontiguousarray(clf.twin_vectors_.T)
-    coef = np.ascontiguousarray(clf.dual_coef_[0])
-    b = float(clf.intercept_[0])
-    out = np.empty(X.shape[0])
-    ref, _ = model_scores(clf, X[:2000])
-    _score_transposed(clf.gamma_, SVT, coef, b, X[:2000], out[:2000])
-    assert np.max(np.abs(out[:2000] - ref)) <= 1e-8 * max(1.0, float(np.max(np.abs(ref))))
-    fl = best_seconds(lambda: _score_transposed(clf.gamma_, SVT, coef, b, X, out), 3)
-    benchmark.extra_info["floor_t_s"] = fl
-    benchmark.extra_info["floor_t_ratio"] = benchmark.stats.stats.min / fl
 
 
 def _goal(benchmark, ratio, key):
@@ -142,7 +99,6 @@ def test_tvm_fit_checkerboard_large(benchmark, n):
     ratio = record(benchmark, floor_seconds(clf, X, rounds=3 if n <= 1_000_000 else 1),
                    accuracy=acc, n=len(y), accepted=int(clf.n_accepted_),
                    seconds=benchmark.stats.stats.min)
-    _record_transposed(benchmark, clf, X)
     # tvm_stream.md: 97.88 % at 10^6, 98.64 % at 10^7 (paper: 98.7 % at 10^7)
     assert acc >= (0.975 if n == 1_000_000 else 0.985)
     _goal(benchmark, ratio, f"checkerboard_1e{len(str(n)) - 1}")
@@ -188,7 +144,6 @@ def test_tvm_stream_paper_data_1e6(benchmark, name, C, bar):
     acc = clf.score(Xt, yt)
     ratio = record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y), d=X.shape[1],
                    accepted=int(clf.n_accepted_))
-    _record_transposed(benchmark, clf, X)
     assert acc >= bar
     _goal(benchmark, ratio, f"{name}_1e6")
 

@@ -786,7 +786,7 @@ def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B, fout):
 
 @njit(cache=True)
 def twin_decision_batch(st, tw, X, out):
-    """out[t] = f(X[t]) (modified in place): the scoring floor used by the benchmarks."""
+    """out[t] = f(X[t]) (modified in place): TVM's predict."""
     _tw_Q = tw.Q
     _tw_coef = tw.coef
     _st_fs = st.fs
@@ -799,25 +799,38 @@ def twin_decision_batch(st, tw, X, out):
         for t in range(X.shape[0]):
             out[t] = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, b) / mu
         return
-    # RBF: per row, the squared distances, then their kernel values in a loop that
-    # vectorises, then the sum in kernel_expansion_at's order (its value bit for bit)
+    # RBF: the twins with a coefficient copied once into a transposed block; per row, the
+    # squared distances feature by feature with the loop over the twins innermost, then
+    # their kernel values, both loops vectorising; each twin's sum and the final sum in
+    # kernel_expansion_at's order (its value bit for bit)
     gk = _st_kpar[0]
     d = X.shape[1]
     nq = _tw_coef.shape[0]
-    kv = np.zeros(nq)
+    m = 0
+    for i in range(nq):
+        if _tw_coef[i] != 0.0:
+            m += 1
+    QT = np.empty((d, m))
+    c = np.empty(m)
+    j = 0
+    for i in range(nq):
+        if _tw_coef[i] != 0.0:
+            for k in range(d):
+                QT[k, j] = _tw_Q[i, k]
+            c[j] = _tw_coef[i]
+            j += 1
+    kv = np.empty(m)
     for t in range(X.shape[0]):
-        for i in range(nq):
-            if _tw_coef[i] != 0.0:
-                q2 = 0.0
-                for k in range(d):
-                    u = _tw_Q[i, k] - X[t, k]
-                    q2 += u * u
-                kv[i] = q2
-        for i in range(nq):
-            kv[i] = exp_neg(-gk * kv[i])
+        for j in range(m):
+            kv[j] = 0.0
+        for k in range(d):
+            xk = X[t, k]
+            for j in range(m):
+                u = QT[k, j] - xk
+                kv[j] += u * u
+        for j in range(m):
+            kv[j] = exp_neg(-gk * kv[j])
         s = b
-        for i in range(nq):
-            c = _tw_coef[i]
-            if c != 0.0:
-                s += c * kv[i]
+        for j in range(m):
+            s += c[j] * kv[j]
         out[t] = s / mu
