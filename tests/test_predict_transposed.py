@@ -65,14 +65,15 @@ def test_decision_values_with_no_vector_gives_the_intercept():
     assert np.array_equal(out, np.full(4, -0.5))
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
 @pytest.mark.parametrize("d", [2, 22])
-def test_tvm_predict_equals_its_one_row_scoring_bit_for_bit(d):
+def test_tvm_predict_equals_its_one_row_scoring_bit_for_bit(d, kernel):
     """``twin_decision_batch`` (predict) and ``kernel_expansion_at`` (the one-row scoring of
     the learning loop) give the same bits."""
     rng = np.random.default_rng(d)
     X = rng.normal(size=(3000, d))
     y = np.where(X[:, 0] * X[:, 1 % d] > 0.1, 1, -1)
-    clf = TVMClassifier(budget=30).fit(X, y)
+    clf = TVMClassifier(budget=30, kernel=kernel).fit(X, y)
     Xt = rng.normal(size=(200, d))
     f = clf.decision_function(Xt)
     st, tw = clf.engine_state_, clf.twins_

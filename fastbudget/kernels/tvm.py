@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import adiabatic as ad
-from .kernel import RBF, exp_neg, kernel_expansion_at
+from .kernel import RBF, decision_values, exp_neg, kernel_expansion_at
 from .merge import before, merge_point, nn_update, sorted_pairs
 
 # integer counters in ``TwinState.ist``
@@ -786,51 +786,11 @@ def tvm_count_one(Q, coef, tw_ist, par, kpar, fs, st_ist, X, wt, B, fout):
 
 @njit(cache=True)
 def twin_decision_batch(st, tw, X, out):
-    """out[t] = f(X[t]) (modified in place): TVM's predict."""
-    _tw_Q = tw.Q
-    _tw_coef = tw.coef
-    _st_fs = st.fs
-    _st_ist = st.ist
-    _st_kpar = st.kpar
-    code = _st_ist[ad.I_KCODE]
-    b = _st_fs[ad.F_B]
-    mu = _st_fs[ad.F_MU]
-    if code != RBF:
-        for t in range(X.shape[0]):
-            out[t] = kernel_expansion_at(code, _st_kpar, _tw_Q, _tw_coef, X, t, b) / mu
-        return
-    # RBF: the twins with a coefficient copied once into a transposed block; per row, the
-    # squared distances feature by feature with the loop over the twins innermost, then
-    # their kernel values, both loops vectorising; each twin's sum and the final sum in
-    # kernel_expansion_at's order (its value bit for bit)
-    gk = _st_kpar[0]
-    d = X.shape[1]
-    nq = _tw_coef.shape[0]
-    m = 0
-    for i in range(nq):
-        if _tw_coef[i] != 0.0:
-            m += 1
-    QT = np.empty((d, m))
-    c = np.empty(m)
-    j = 0
-    for i in range(nq):
-        if _tw_coef[i] != 0.0:
-            for k in range(d):
-                QT[k, j] = _tw_Q[i, k]
-            c[j] = _tw_coef[i]
-            j += 1
-    kv = np.empty(m)
+    """out[t] = f(X[t]) (modified in place): TVM's predict, by ``decision_values`` (the
+    twins with a coefficient transposed once per call), whose values are those of the
+    learning loop's one-row scoring (``kernel_expansion_at``) bit for bit."""
+    decision_values(st.ist[ad.I_KCODE], st.kpar, tw.Q, tw.coef, tw.coef.shape[0],
+                    st.fs[ad.F_B], X, out)
+    mu = st.fs[ad.F_MU]
     for t in range(X.shape[0]):
-        for j in range(m):
-            kv[j] = 0.0
-        for k in range(d):
-            xk = X[t, k]
-            for j in range(m):
-                u = QT[k, j] - xk
-                kv[j] += u * u
-        for j in range(m):
-            kv[j] = exp_neg(-gk * kv[j])
-        s = b
-        for j in range(m):
-            s += c[j] * kv[j]
-        out[t] = s / mu
+        out[t] = out[t] / mu
