@@ -147,19 +147,24 @@ class _Expansion:
         if self.code == _RBF:
             Xc = np.subtract(Xb, self.centre, out=scratch.rows[:m * Xb.shape[1]].reshape(Xb.shape))
             xn = np.einsum("ij,ij->i", Xc, Xc, out=scratch.vec[:m])
-            np.matmul(Xc, self.Sc.T, out=q)
-            q *= -2.0
-            q += xn[:, None]
-            q += self.sn[None, :]
-            np.maximum(q, 0.0, out=q)
             # rows whose squared distances the expansion cannot give to ~1e-13 relative
             # in exp(-gamma q): computed from the differences instead
             risky = np.flatnonzero(
                 self.gamma * (xn + self.sn_max) * (8.0 * _EPS) * math.sqrt(Xb.shape[1] + 1)
                 > 1e-13)
-            if risky.size:
-                far = scratch.far_matrix(risky.size, self.n_vectors)
-                q[risky] = self._sq_distances(Xb[risky], far, scratch.piece)
+            if 2 * risky.size > m:
+                # most of the block: every row from the differences (no expansion to throw
+                # away for most rows)
+                self._sq_distances(Xb, q, scratch.piece)
+            else:
+                np.matmul(Xc, self.Sc.T, out=q)
+                q *= -2.0
+                q += xn[:, None]
+                q += self.sn[None, :]
+                np.maximum(q, 0.0, out=q)
+                if risky.size:
+                    far = scratch.far_matrix(risky.size, self.n_vectors)
+                    q[risky] = self._sq_distances(Xb[risky], far, scratch.piece)
             q *= -self.gamma
             return np.exp(q, out=q)
         np.matmul(Xb, self.SV.T, out=q)
