@@ -377,7 +377,10 @@ SEARCH_CASES = (
 SEARCH_MODES = (("ours", 0), ("best pair only", 1), ("cached pairs only", -1))
 
 
-def _patched_copy(tmp):
+def patched_copy(tmp, patches, what):
+    """A copy of the package in ``tmp/fastbudget`` whose ``kernels/tvm.py`` has each
+    ``(old, new)`` of ``patches`` applied (``old`` must occur exactly once; ``what`` names
+    the patch in the error). Returns ``tmp``."""
     import shutil
 
     dst = pathlib.Path(tmp) / "fastbudget"
@@ -385,20 +388,19 @@ def _patched_copy(tmp):
                     ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     p = dst / "kernels" / "tvm.py"
     text = p.read_text()
-    for old, new in _SEARCH_PATCH:
+    for old, new in patches:
         if text.count(old) != 1:
-            raise RuntimeError(f"the search patch no longer applies to kernels/tvm.py: "
+            raise RuntimeError(f"the {what} patch no longer applies to kernels/tvm.py: "
                                f"{old!r} occurs {text.count(old)} times")
         text = text.replace(old, new)
     p.write_text(text)
     return tmp
 
 
-# H6 modes (par[11]): the library's exact cache, and Sec. 4.2.1 read literally (_LAZY_DOC)
-CACHE_MODES = (("exact (ours)", 0), ("literal", 1), ("stale", 2))
-
-
-def search_section(args):
+def run_patched(patches, what, script, args, extra=()):
+    """Run ``script --section <args.section>-inner`` in a fresh process whose ``fastbudget``
+    is a copy patched by ``patches`` (:func:`patched_copy`, first on ``PYTHONPATH``), with
+    the run's orders, data, sets and ``extra`` arguments; returns the rows it wrote."""
     import json
     import os
     import subprocess
@@ -406,15 +408,24 @@ def search_section(args):
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        _patched_copy(tmp)
+        patched_copy(tmp, patches, what)
         res = pathlib.Path(tmp) / "res.json"
         env = dict(os.environ, PYTHONPATH=tmp)
-        cmd = [sys.executable, __file__, "--section", args.section + "-inner", "--orders",
-               str(args.orders), "--data", args.data, "--json", str(res)]
+        cmd = [sys.executable, str(script), "--section", args.section + "-inner",
+               "--orders", str(args.orders), "--data", args.data, "--json", str(res),
+               *extra]
         if args.sets:
             cmd += ["--sets", args.sets]
         subprocess.run(cmd, env=env, check=True)
-        rows = json.loads(res.read_text())
+        return json.loads(res.read_text())
+
+
+# H6 modes (par[11]): the library's exact cache, and Sec. 4.2.1 read literally (_LAZY_DOC)
+CACHE_MODES = (("exact (ours)", 0), ("literal", 1), ("stale", 2))
+
+
+def search_section(args):
+    rows = run_patched(_SEARCH_PATCH, "search", __file__, args)
     if args.section == "cache":
         return _cache_lines(args, rows)
     L = ["## H1: the depth of the merge search after a rejection", "",

@@ -49,20 +49,16 @@ run too, as its check.
 """
 import argparse
 import json
-import os
 import pathlib
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "perf"))
-import table3_gaps as tg  # noqa: E402
+# (run by path: this script's folder heads sys.path, so its sibling imports as is)
+import table3_gaps as tg
 
-from fastbudget import TVMClassifier  # noqa: E402
+from fastbudget import TVMClassifier
 
 T0 = time.perf_counter()
 
@@ -124,22 +120,6 @@ NOREJ_CASES = (
     ("USPS", 100, "NoRejection", 81.9, {"rejection": None}),
     ("Letter", 100, "NoRejection", 78.8, {"rejection": None}),
 )
-
-
-def _patched_copy(tmp):
-    import shutil
-
-    dst = pathlib.Path(tmp) / "fastbudget"
-    shutil.copytree(ROOT / "fastbudget", dst,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
-    p = dst / "kernels" / "tvm.py"
-    text = p.read_text()
-    for old, new in _RULES_PATCH:
-        if text.count(old) != 1:
-            raise RuntimeError(f"the rules patch no longer applies to kernels/tvm.py: "
-                               f"{old!r} occurs {text.count(old)} times")
-        text = text.replace(old, new)
-    p.write_text(text)
 
 
 def _with_ist(fmode, net, lab):
@@ -265,18 +245,9 @@ def sweep_inner(args):
 
 
 def rules_section(args):
-    with tempfile.TemporaryDirectory() as tmp:
-        _patched_copy(tmp)
-        res = pathlib.Path(tmp) / "res.json"
-        env = dict(os.environ, PYTHONPATH=tmp)
-        cmd = [sys.executable, __file__, "--section", args.section + "-inner", "--orders",
-               str(args.orders), "--data", args.data, "--json", str(res),
-               "--readings", args.readings, "--variants", args.variants,
-               "--budgets", args.budgets]
-        if args.sets:
-            cmd += ["--sets", args.sets]
-        subprocess.run(cmd, env=env, check=True)
-        rows = json.loads(res.read_text())
+    rows = tg.run_patched(_RULES_PATCH, "rules", __file__, args,
+                          ["--readings", args.readings, "--variants", args.variants,
+                           "--budgets", args.budgets])
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows))
     return rows
