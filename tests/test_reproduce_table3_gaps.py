@@ -31,7 +31,7 @@ def test_write_section_appends_then_replaces_in_place(gaps, tmp_path):
 
 
 def test_search_patch_applies_once_each_and_keeps_the_default_path(gaps, tmp_path):
-    gaps._patched_copy(tmp_path)
+    gaps.patched_copy(tmp_path, gaps._SEARCH_PATCH, "search")
     new = (tmp_path / "fastbudget" / "kernels" / "tvm.py").read_text()
     old = (ROOT / "fastbudget" / "kernels" / "tvm.py").read_text()
     for before, after in gaps._SEARCH_PATCH:
@@ -48,4 +48,4 @@ def test_search_patch_refuses_a_changed_kernel(gaps, tmp_path, monkeypatch):
     (src / "fastbudget" / "kernels" / "tvm.py").write_text("N_TIST = 11\n")
     monkeypatch.setattr(gaps, "ROOT", src)
     with pytest.raises(RuntimeError, match="no longer applies"):
-        gaps._patched_copy(tmp_path / "out")
+        gaps.patched_copy(tmp_path / "out", gaps._SEARCH_PATCH, "search")
