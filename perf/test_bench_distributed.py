@@ -8,7 +8,9 @@ workers:
   wall seconds with 1 worker / with 2 workers, and ``accuracy_gap_points`` = the merged
   model's accuracy minus the single stream's (the same two blocks, one after the other, in
   this process), on a clean 5,000-point test set;
-- scoring (``fastbudget.distributed.predict`` over 20 blocks): ``score_speedup``.
+- scoring (``fastbudget.distributed.predict`` over 20 blocks, the board generated on the
+  workers and compared with its labels): ``score_speedup`` = the median of ``SCORE_RUNS``
+  runs with 1 worker / the median with 2.
 
 Times are wall seconds (``time.perf_counter``, also the timer of the benchmark's own round):
 the work runs in the worker processes, whose CPU time this process does not see. The load
@@ -33,6 +35,12 @@ from fastbudget import distributed as fd
 from fastbudget.datasets import make_checkerboard
 
 pytest.importorskip("distributed")
+
+
+# scoring is timed this many times per cluster and its median kept: one run of 2-5 s moves
+# by 10-20 % with the VM's state (docs/results/distributed.md), which a single run turned
+# into a ratio anywhere between 1.6 and 2.0 on the same code
+SCORE_RUNS = 3
 
 
 def _block(n, seed, noise):
@@ -104,10 +112,15 @@ def _measure(benchmark, n_train, n_score, chunk_size):
                 models[1] = _fit(X, y, client, chunk_size)
                 info["train_s_1w"] = time.perf_counter() - t0
             info[f"load_score_{workers}w"] = os.getloadavg()[0]
-            t0 = time.perf_counter()
-            acc = float((fd.predict(Xs_train, Xs, client=client) == ys).mean().compute())
-            info[f"score_s_{workers}w"] = time.perf_counter() - t0
-            info[f"score_label_agreement_{workers}w"] = acc
+            runs, accs = [], set()
+            for _ in range(SCORE_RUNS):
+                t0 = time.perf_counter()
+                accs.add(float((fd.predict(Xs_train, Xs, client=client) == ys).mean().compute()))
+                runs.append(time.perf_counter() - t0)
+            assert len(accs) == 1, accs         # every run scores the same rows alike
+            info[f"score_runs_s_{workers}w"] = runs
+            info[f"score_s_{workers}w"] = float(np.median(runs))
+            info[f"score_label_agreement_{workers}w"] = accs.pop()
         finally:
             client.close()
             cluster.close()
