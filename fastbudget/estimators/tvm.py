@@ -11,6 +11,7 @@ from ..exceptions import (CollapseWarning, NumericalError, NumericalWarning,  # 
                           RejectionWarning)
 from ..kernels import adiabatic as ad
 from ..kernels import tvm as ktvm
+from ..kernels.kernel import decision_values
 from ..kernels.merge import FEATURE, INPUT
 
 _ENGINE_FIELDS = ad.EngineState._fields
@@ -419,8 +420,15 @@ class TVMClassifier(BudgetClassifier):
 
     def _decision(self, X):
         out = np.zeros(X.shape[0])
-        if self.engine_state_ is not None:
-            ktvm.twin_decision_batch(self.engine_state_, self.twins_, X, out)
+        st, tw = self.engine_state_, self.twins_
+        if st is not None:
+            # the engine's compiled predict (``kernels.kernel.decision_values``, one
+            # signature shared with ``engine.state_decision``) on the twins, then the
+            # division by the margin target: ``ktvm.twin_decision_batch``'s values bit for
+            # bit, without compiling a function of its own for this one call site
+            decision_values(int(st.ist[ad.I_KCODE]), st.kpar, tw.Q, tw.coef,
+                            int(tw.coef.shape[0]), float(st.fs[ad.F_B]), X, out)
+            out /= st.fs[ad.F_MU]
         return out
 
     # ------------------------------------------------------------ fitted views
