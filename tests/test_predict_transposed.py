@@ -1,5 +1,5 @@
-"""Prediction over transposed stored vectors (``kernels.kernel.decision_values`` and TVM's
-``twin_decision_batch``): the values of a row-by-row loop, summed in the same order."""
+"""Prediction over transposed stored vectors (``kernels.kernel.decision_values``, which TVM's
+``decision_function`` calls too): the values of a row-by-row loop, summed in the same order."""
 import numpy as np
 import pytest
 
@@ -68,8 +68,8 @@ def test_decision_values_with_no_vector_gives_the_intercept():
 @pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
 @pytest.mark.parametrize("d", [2, 22])
 def test_tvm_predict_equals_its_one_row_scoring_bit_for_bit(d, kernel):
-    """``twin_decision_batch`` (predict) and ``kernel_expansion_at`` (the one-row scoring of
-    the learning loop) give the same bits."""
+    """TVM's ``decision_function`` and ``kernel_expansion_at`` (the one-row scoring of the
+    learning loop) give the same bits."""
     rng = np.random.default_rng(d)
     X = rng.normal(size=(3000, d))
     y = np.where(X[:, 0] * X[:, 1 % d] > 0.1, 1, -1)
