@@ -1,7 +1,8 @@
 """The engine's blocked products of R (``kernels.jacobian``) against plain loops.
 
-``r_mul_neg`` (-R v, eight rows at a time) and ``jr_residual`` (max |J R - I|, eight
-columns at a time) only reorder *independent* sums; each sum keeps the order of the plain
+``r_mul_neg`` (-R v, eight rows at a time) and ``jr_residual`` / ``jr_residual_into``
+(max |J R - I|, a row of J R at a time, as axpys over rows of R) only reorder
+*independent* sums; each sum keeps the order of the plain
 double loop, so the results must be equal to the last bit, not merely close: the engine's
 paths, and with them every learned model, depend on these bits (``tests/test_engine.py``
 pins them). The references below are that plain loop, run by the interpreter.
@@ -94,3 +95,20 @@ def test_jr_residual_an_infinite_entry_is_returned():
     y, K, S_idx, R = _margin_problem(rng, 14, 10)
     R[4, 9] = np.inf
     assert jac.jr_residual(y, K, S_idx, 10, R) == np.inf == _plain_jr(y, K, S_idx, 10, R)
+
+
+@pytest.mark.parametrize("nS", [1, 7, 8, 9, 33, 70])
+def test_jr_residual_into_uses_only_its_scratch_row(nS):
+    """The engine's drift check passes a scratch row (``st.beta``, n + 1 entries): the
+    result is the plain loop's to the bit, only the first nS + 1 entries of the scratch
+    are written, and R, K, y are read only."""
+    rng = np.random.default_rng(200 + nS)
+    n = nS + 6
+    y, K, S_idx, R = _margin_problem(rng, n, nS)
+    before = [a.copy() for a in (y, K, S_idx, R)]
+    acc = np.full(n + 1, 7.0)
+    got = jac.jr_residual_into(y, K, S_idx, nS, R, acc)
+    assert got == _plain_jr(y, K, S_idx, nS, R)
+    assert np.all(acc[nS + 1:] == 7.0)
+    for a, b in zip((y, K, S_idx, R), before):
+        assert np.array_equal(a, b)

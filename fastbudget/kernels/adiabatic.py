@@ -58,8 +58,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .jacobian import (SINGULAR, jr_residual, r_first, r_grow, r_mul_neg, r_rebuild,
-                       r_shrink_last, r_swap)
+from .jacobian import (SINGULAR, jr_residual, jr_residual_into, r_first, r_grow, r_mul_neg,
+                       r_rebuild, r_shrink_last, r_swap)
 from .kernel import LINEAR, POLY, kernel_at, kernel_row_at, kernel_value
 
 # slot status codes
@@ -969,9 +969,11 @@ def refresh_margin(st):
 @njit(cache=True)
 def check_drift(st, force):
     """Every ``check_every`` operations (or when ``force``), measure max|J R - I| and
-    rebuild R from scratch when it exceeds the drift tolerance. Returns OK or SINGULAR."""
+    rebuild R from scratch when it exceeds the drift tolerance. Returns OK or SINGULAR.
+    (``st.beta`` is the check's scratch row: modified in place when the check runs.)"""
     _st_K = st.K
     _st_R = st.R
+    _st_beta = st.beta
     _st_S_idx = st.S_idx
     _st_fs = st.fs
     _st_ist = st.ist
@@ -982,13 +984,13 @@ def check_drift(st, force):
         return OK
     _st_ist[I_NOPS] = 0
     nS = _st_ist[I_NS]
-    res = jr_residual(_st_y, _st_K, _st_S_idx, nS, _st_R)
+    res = jr_residual_into(_st_y, _st_K, _st_S_idx, nS, _st_R, _st_beta)
     _st_fs[F_LAST_JR] = res
     if res > _st_tol[T_DRIFT] or not np.isfinite(res):
         if r_rebuild(_st_y, _st_K, _st_S_idx, nS, _st_R) != OK:
             return SINGULAR
         _st_ist[I_NREBUILD] += 1
-        _st_fs[F_LAST_JR] = jr_residual(_st_y, _st_K, _st_S_idx, nS, _st_R)
+        _st_fs[F_LAST_JR] = jr_residual_into(_st_y, _st_K, _st_S_idx, nS, _st_R, _st_beta)
     return OK
 
 

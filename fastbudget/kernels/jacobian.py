@@ -249,73 +249,47 @@ def _worse(worst, s, diag):
 
 @njit(cache=True)
 def jr_residual(y, K, S_idx, nS, R):
-    """max |J R - I| over the live block (the drift certificate).
+    """max |J R - I| over the live block (the drift certificate): ``jr_residual_into``
+    with a scratch row of its own (allocated per call; compiled callers that must not
+    allocate pass one to ``jr_residual_into``)."""
+    acc = np.empty(nS + 1)
+    return jr_residual_into(y, K, S_idx, nS, R, acc)
+
+
+@njit(cache=True)
+def jr_residual_into(y, K, S_idx, nS, R, acc):
+    """max |J R - I| over the live block (the drift certificate); ``acc`` (>= nS + 1
+    float64) is scratch, modified in place.
 
     Entry (i, j) is row i of J times column j of R, summed in increasing q as
     ``s = J[i, 0] R[0, j] + sum_q J[i, q + 1] R[q + 1, j]`` with J's entries formed from
-    K (never stored). Eight columns j are summed at a time, each in that order (the
-    same bits as one at a time): every J[i, q] is formed once per eight entries instead
-    of once per entry, and the eight sums are independent chains of additions reading a
-    contiguous piece of a row of R. (A NaN entry is passed over by the maximum, as
-    before; an infinite one is returned.)"""
+    K (never stored). A whole row i of J R is summed at once in ``acc``: for each q, row
+    q + 1 of R scaled by J[i, q + 1] is added to the row's m sums (an axpy over a
+    contiguous row of R, which vectorises), so every entry's sum is taken in that order
+    (the same bits as one entry at a time) and every J[i, q] is formed once. (A NaN entry
+    is passed over by the maximum, as before; an infinite one is returned.)"""
     if nS == 0:
         return 0.0
     m = nS + 1
     worst = 0.0
     for i in range(m):
-        a = S_idx[i - 1] if i > 0 else -1
-        ya = y[a] if i > 0 else 0.0
-        j = 0
-        while j + 8 <= m:
-            # row i of J times columns j .. j + 7 of R
-            if i == 0:
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                s4 = 0.0
-                s5 = 0.0
-                s6 = 0.0
-                s7 = 0.0
-            else:
-                s0 = ya * R[0, j]
-                s1 = ya * R[0, j + 1]
-                s2 = ya * R[0, j + 2]
-                s3 = ya * R[0, j + 3]
-                s4 = ya * R[0, j + 4]
-                s5 = ya * R[0, j + 5]
-                s6 = ya * R[0, j + 6]
-                s7 = ya * R[0, j + 7]
+        if i == 0:
+            for j in range(m):
+                acc[j] = 0.0
+            for q in range(nS):
+                w = y[S_idx[q]]
+                for j in range(m):
+                    acc[j] += w * R[q + 1, j]
+        else:
+            a = S_idx[i - 1]
+            ya = y[a]
+            for j in range(m):
+                acc[j] = ya * R[0, j]
             for q in range(nS):
                 c = S_idx[q]
-                if i == 0:
-                    w = y[c]
-                else:
-                    w = ya * y[c] * K[a, c]
-                s0 += w * R[q + 1, j]
-                s1 += w * R[q + 1, j + 1]
-                s2 += w * R[q + 1, j + 2]
-                s3 += w * R[q + 1, j + 3]
-                s4 += w * R[q + 1, j + 4]
-                s5 += w * R[q + 1, j + 5]
-                s6 += w * R[q + 1, j + 6]
-                s7 += w * R[q + 1, j + 7]
-            worst = _worse(worst, s0, i == j)
-            worst = _worse(worst, s1, i == j + 1)
-            worst = _worse(worst, s2, i == j + 2)
-            worst = _worse(worst, s3, i == j + 3)
-            worst = _worse(worst, s4, i == j + 4)
-            worst = _worse(worst, s5, i == j + 5)
-            worst = _worse(worst, s6, i == j + 6)
-            worst = _worse(worst, s7, i == j + 7)
-            j += 8
-        while j < m:
-            s = 0.0 if i == 0 else ya * R[0, j]
-            for q in range(nS):
-                c = S_idx[q]
-                w = y[c] if i == 0 else ya * y[c] * K[a, c]
-                s += w * R[q + 1, j]
-            worst = _worse(worst, s, i == j)
-            j += 1
+                w = ya * y[c] * K[a, c]
+                for j in range(m):
+                    acc[j] += w * R[q + 1, j]
+        for j in range(m):
+            worst = _worse(worst, acc[j], i == j)
     return worst
-
