@@ -137,13 +137,12 @@ def _place_twin(st, tw, j, q, sp, sn):
     (``_place_twin_at`` on the state's arrays; records no distance row)."""
     _place_twin_at(st.X, st.y, st.wt, st.cb, st.alpha, st.g, st.status, st.K, st.kpar, st.fs,
                    st.ist, tw.Q, tw.s_pos, tw.s_neg, tw.s_tot, tw.active, tw.dirty, tw.drow,
-                   tw.drow_t, tw.coef, j, q, sp, sn, np.int64(-1), np.int64(-1), np.bool_(False),
-                   np.int64(-1))
+                   tw.drow_t, tw.coef, j, q, sp, sn, np.int64(-1), np.int64(-1), np.bool_(False))
 
 
 @njit(cache=True)
 def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s_neg, s_tot,
-                   active, dirty, drow, drow_t, coef, j, q, sp, sn, r, rk, part, stale):
+                   active, dirty, drow, drow_t, coef, j, q, sp, sn, r, rk, part):
     """Put twin j's pivot at q with weights (sp, sn) recorded, both halves (engine slots
     2j, 2j + 1) live at weight 0. Modified in place.
 
@@ -157,11 +156,8 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     ``drow[r]`` (and j in ``drow_t[r]``) for the nearest-merge-neighbour cache (input
     space). ``rk`` >= 0: rows ``drow[r]`` (distances) and ``drow[rk]`` (RBF kernel values)
     already hold those of q, computed by the rejection test (``_merge_ok``), and are read
-    instead of computed, for every twin but ``stale`` (-1: none), a twin placed since the
-    rows were computed. With ``part``, row ``rk`` holds kernel values only for the twins whose
-    ``coef`` is not 0 (the Beneficial test in ``tvm_partial_fit`` takes the distances to every
-    twin but the kernel values only where they count); the others' come from their distance
-    in row ``r``, as they would from the points (the same bits). Those rows are
+    instead of computed; with ``part``, only for the twins whose ``coef`` is not 0 (those
+    the Beneficial test scored the new example against in ``tvm_partial_fit``). Those rows are
     computed from the twins' pivots ``Q``, the engine's kernel values from its points
     ``X``: the same numbers, since the points of slots 2t and 2t + 1 are q_t (written
     together, here). Takes arrays, not the state tuples (reference counts: see
@@ -201,10 +197,10 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
             continue
         t = e // 2
         kv = 0.0
-        if rk >= 0 and t != stale:
+        if rk >= 0 and (not part or coef[t] != 0.0):
             d2 = drow[r, t]
             if code == RBF:
-                kv = drow[rk, t] if (not part or coef[t] != 0.0) else exp_neg(-gk * d2)
+                kv = drow[rk, t]
         else:
             d2 = 0.0
             for m in range(d):
@@ -621,9 +617,8 @@ def _learn_one(st, tw, x, yi, wi, B):
             leave1 = mi
             leave2 = mj
     # ---- UpdateTVM: place the new twins on the spares, then one transfer path
-    # the Beneficial test scored the example against every twin (in ``tvm_partial_fit``)
-    # when the budget was full: its distances to every twin, and its kernel values where
-    # the coefficient is not 0, are kept; only the merged twin placed on s2 moved since
+    # the Beneficial test scored the example against every twin of nonzero coefficient
+    # (in ``tvm_partial_fit``) when the budget was full: its distances and kernel values are kept
     rkx = (np.int64(D_NEW_K) if n >= B and _st_ist[ad.I_KCODE] == RBF else np.int64(-1))
     # (the engine's arrays and the twins' bound once for both placements: see
     # ``kernels.adiabatic`` on reference counts)
@@ -645,7 +640,7 @@ def _learn_one(st, tw, x, yi, wi, B):
         _place_twin_at(_st_X, _st_y, _st_wt, _st_cb, _st_alpha, _st_g, _st_status2, _st_K,
                        _st_kpar, _st_fs, _st_ist, _tw_Q, _tw_s_pos, _tw_s_neg, _tw_s_tot,
                        _tw_active2, _tw_dirty, _tw_drow, _tw_drow_t, _tw_coef, s2, _tw_qnew,
-                       msp, msn, np.int64(D_MERGED), rk, np.bool_(False), np.int64(-1))
+                       msp, msn, np.int64(D_MERGED), rk, np.bool_(False))
         if msp > 0.0:
             m = _add_dst(tw, m, 2 * s2, msp)
         if msn > 0.0:
@@ -653,7 +648,7 @@ def _learn_one(st, tw, x, yi, wi, B):
     _place_twin_at(_st_X, _st_y, _st_wt, _st_cb, _st_alpha, _st_g, _st_status2, _st_K, _st_kpar,
                    _st_fs, _st_ist, _tw_Q, _tw_s_pos, _tw_s_neg, _tw_s_tot, _tw_active2,
                    _tw_dirty, _tw_drow, _tw_drow_t, _tw_coef, s1, x, sp, sn, np.int64(D_NEW),
-                   rkx, np.bool_(True), np.int64(s2 if leave2 >= 0 else -1))
+                   rkx, np.bool_(True))
     if leave2 >= 0:
         # the merged twin's row was computed before the new example moved twin s1
         _tw_drow[D_MERGED, s1] = _tw_drow[D_NEW, s2]
@@ -758,8 +753,7 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
                 # transposed pivots: the loop over the twins vectorises, and each twin's
                 # sum is taken in increasing k from 0.0, as the row-by-row loop of
                 # ``kernel_expansion_at`` takes it (the same bits). (Twins of coefficient 0
-                # get their distance too; ``_place_twin_at`` reads them when the example is
-                # learned.)
+                # get their distance too; ``_place_twin_at`` recomputes those it needs.)
                 for i in range(nq):
                     _tw_drow[D_NEW, i] = 0.0
                 for k in range(d):
