@@ -3,7 +3,10 @@
 Numba compiles a function the first time it runs and caches the machine code on disk
 (``cache=True``), so the first call in a fresh install pays the compile time and later
 processes load it from the cache. Call ``warmup()`` once after installing (the ``fastbudget
-warmup`` command does the same) to move that cost out of the first real fit.
+warmup`` command does the same) to move that cost out of the first real fit. A wheel that
+carries portable machine code (``fastbudget._portable``) needs no compile on first use;
+there ``warmup()`` compiles for this machine's CPU, which predicts faster than the portable
+code (``docs/results/cold_start.md``): it never loads the portable code while it runs.
 
 The work is a list of tasks (one per learner, the engine's shared functions, and the
 engine's and TVM's last resorts). Numba compiles in one thread, so ``jobs > 1`` runs the
@@ -29,7 +32,7 @@ import numpy as np
 _COST = {"core": 16.0, "learner:tvm": 21.5, "learner:span": 20.5, "learner:streamsvm": 19.5,
          "learner:svincremental": 8.5, "learner:random": 5.5, "learner:idsvm": 0.5,
          "learner:bsgd": 4.0, "learner:forgetron": 0.8, "learner:perceptron": 0.6,
-         "learner:pegasos": 1.0, "engine": 12.0, "tvm_repair": 3.5}
+         "learner:pegasos": 1.0, "engine": 12.0, "tvm_repair": 3.5, "io": 6.0}
 
 #: the tasks each task starts after (in whichever process they ran): each compiles code the
 #: task calls too, and writes it to the on-disk cache when it ends, from where the task
@@ -115,6 +118,27 @@ def _warm_engine():
     relearn_state(eng.st, eng.snapshot(), live, eng.st.wt[live], eng.st.fs[ad.F_MU])
 
 
+def _warm_io():
+    """The LIBSVM and CSV readers (``kernels.readers``; numbers the fast parser hands to the
+    exact one included) and the calibration map's recency factors (``kernels.calibration``,
+    which a learner's map calls from its second chunk on)."""
+    import tempfile
+
+    from .calibration import _recency
+    from .datasets import collect, read_csv, read_libsvm
+
+    _recency(1.0, np.array([1.0, 0.0, 2.0]))
+    with tempfile.TemporaryDirectory(prefix="fastbudget-warmup-") as d:
+        svm, csv = os.path.join(d, "a.svm"), os.path.join(d, "a.csv")
+        with open(svm, "w") as f:
+            f.write("+1 1:0.5 3:-2.25e-3 # a comment\n-1 qid:2 2:1.00000000000000000001 "
+                    "3:7\n\n1 1:.5E+1\n")
+        with open(csv, "w") as f:
+            f.write("x1,x2,y\n0.5,-2.25e-3,1\n1.00000000000000000001,7,-1\n")
+        collect(read_libsvm(svm))
+        collect(read_csv(csv))
+
+
 def _warm_tvm_repair():
     """TVM's repair (``ops.tvm_repair``: the repair, then the twins brought up to date)."""
     from .kernels import ops
@@ -146,7 +170,8 @@ def _tasks():
     """Every warm-up task, in the order a single process runs them."""
     from ._registry import LEARNERS
 
-    return ["core"] + [f"learner:{name}" for name in LEARNERS] + ["engine", "tvm_repair"]
+    return (["core"] + [f"learner:{name}" for name in LEARNERS]
+            + ["engine", "tvm_repair", "io"])
 
 
 def _run_tasks(tasks, verbose=False):
@@ -160,6 +185,8 @@ def _run_tasks(tasks, verbose=False):
             _warm_engine()
         elif task == "tvm_repair":
             _warm_tvm_repair()
+        elif task == "io":
+            _warm_io()
         else:
             raise ValueError(f"unknown warm-up task {task!r}")
 
@@ -350,8 +377,18 @@ def warmup(verbose=False, jobs=1):
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1 (or None for every core); got {jobs}.")
     tasks = _tasks()
-    if jobs == 1:
-        _run_tasks(tasks, verbose)
-    else:
-        _run_parallel(tasks, jobs, verbose)
+    # compile for this CPU: code shipped for a portable x86-64 level (kernels/_jit.py) is
+    # not loaded meanwhile, here or in the processes started here
+    before = os.environ.get("FASTBUDGET_PORTABLE")
+    os.environ["FASTBUDGET_PORTABLE"] = "0"
+    try:
+        if jobs == 1:
+            _run_tasks(tasks, verbose)
+        else:
+            _run_parallel(tasks, jobs, verbose)
+    finally:
+        if before is None:
+            del os.environ["FASTBUDGET_PORTABLE"]
+        else:
+            os.environ["FASTBUDGET_PORTABLE"] = before
     return time.perf_counter() - t0

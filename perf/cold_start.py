@@ -4,7 +4,10 @@ Every learner runs in its own subprocess with ``NUMBA_CACHE_DIR`` pointing at a 
 temporary directory, so nothing is loaded from a cache (and the source tree's cache is never
 read or written). The child times ``import fastbudget`` and the first ``fit`` (``partial_fit``
 for TVM) on a tiny stream, wall and CPU seconds (CPU seconds are the figure to quote on a shared
-machine), and reports its peak RSS; ``warmup`` runs ``fastbudget.warmup()`` instead.
+machine), and reports its peak RSS and how many signatures it compiled (missed in the cache);
+``warmup`` runs ``fastbudget.warmup()`` instead. ``--portable TREE`` runs each child on a
+fresh copy of a package built with ``python -m fastbudget._portable build`` (as a wheel built
+with ``FASTBUDGET_PORTABLE_BUILD=1`` installs it) instead of an empty cache.
 
 ``--profile`` also reports, per compiled function of ``fastbudget.kernels.*``, how many
 signatures it was compiled for and the seconds spent compiling it (CPU seconds between
@@ -23,6 +26,7 @@ Usage::
     python perf/cold_start.py --learners TVM --phases   # front end vs LLVM
     python perf/cold_start.py --json out.json        # also the raw figures
     python perf/cold_start.py --split 2              # warmup(jobs=2): CPU s per process
+    python perf/cold_start.py --portable TREE        # first fits from portable machine code
 
 ``--split JOBS`` runs ``fastbudget.warmup(jobs=JOBS)``'s processes on an empty cache, as
 ``warmup`` runs them, and reports each process's CPU seconds (on a quiet machine with at
@@ -34,6 +38,7 @@ process (compiled twice: the tasks that need it should wait for one that compile
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,7 +148,7 @@ for m in pkgutil.iter_modules(fastbudget.kernels.__path__):
             llvm = 0.0
             passes = []
             for s in obj.signatures:
-                md = obj.get_metadata(s)
+                md = obj.get_metadata(s) or {{}}   # (None when loaded from a cache)
                 llvm += md.get("timers", {{}}).get("llvm_lock", 0.0)
                 pt = md.get("llvm_pass_timings")
                 if pt is not None:
@@ -153,6 +158,7 @@ for m in pkgutil.iter_modules(fastbudget.kernels.__path__):
                           "cache_misses": sum(obj.stats.cache_misses.values())}}
 out["n_dispatchers_used"] = sum(1 for f in funcs.values() if f["signatures"])
 out["n_signatures"] = sum(len(f["signatures"]) for f in funcs.values())
+out["n_compiled"] = sum(f["cache_misses"] for f in funcs.values())
 if profile:
     # self time of each compile: its CPU time minus the compiles nested inside it
     stack, self_t = [], {{}}
@@ -175,13 +181,23 @@ print("@@RESULT@@" + json.dumps(out))
 '''
 
 
-def run_one(name, profile, phases=False):
+def run_one(name, profile, phases=False, portable=None):
+    """One learner's child process: on an empty cache, or (``portable``: a folder holding a
+    ``fastbudget`` package built with ``python -m fastbudget._portable build``) on a fresh
+    copy of that package, which loads the portable machine code it carries, as a wheel
+    built so would."""
     ctor, call = LEARNERS[name]
     code = CHILD.format(profile=profile, phases=phases, call=call, ctor=ctor or "None")
     with tempfile.TemporaryDirectory(prefix="nbcache-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        if portable is not None:
+            shutil.copytree(os.path.join(portable, "fastbudget"),
+                            os.path.join(cache, "fastbudget"))
+            del env["NUMBA_CACHE_DIR"]   # the package's own __pycache__ folders
+            env["PYTHONPATH"] = cache
+            env.pop("FASTBUDGET_PORTABLE", None)
         proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True)
+                              text=True, cwd=cache)
     if proc.returncode != 0:
         raise RuntimeError(f"{name}: child failed\n{proc.stderr[-3000:]}")
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")][-1]
@@ -242,6 +258,10 @@ def main(argv=None):
                     help="CPU seconds of each compiler phase (Numba's front end, LLVM)")
     ap.add_argument("--top", type=int, default=12, help="functions listed with --profile")
     ap.add_argument("--json", help="write the raw figures to this file")
+    ap.add_argument("--portable", metavar="TREE",
+                    help="a folder holding a fastbudget package built with python -m "
+                         "fastbudget._portable build: each child runs a fresh copy of it "
+                         "(its portable machine code) instead of an empty cache")
     ap.add_argument("--split", type=int, metavar="JOBS",
                     help="only warmup(jobs=JOBS)'s processes: CPU s per process and task")
     args = ap.parse_args(argv)
@@ -259,15 +279,15 @@ def main(argv=None):
     results = []
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
     print("| learner | import wall s | import CPU s | first fit wall s | first fit CPU s "
-          "| peak RSS MB | dispatchers | signatures |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+          "| peak RSS MB | dispatchers | signatures | compiled |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for name in args.learners:
-        r = run_one(name, args.profile, args.phases)
+        r = run_one(name, args.profile, args.phases, args.portable)
         r["load_after"] = os.getloadavg()
         results.append(r)
         print(f"| {name} | {r['import_wall']:.2f} | {r['import_cpu']:.2f} | {r['fit_wall']:.1f} "
               f"| {r['fit_cpu']:.1f} | {r['peak_rss_mb']:.0f} | {r['n_dispatchers_used']} "
-              f"| {r['n_signatures']} |", flush=True)
+              f"| {r['n_signatures']} | {r['n_compiled']} |", flush=True)
         if args.json:   # rewritten after each learner: a long run keeps what it measured
             with open(args.json, "w") as fh:
                 json.dump({"load_start": load, "results": results}, fh, indent=1)

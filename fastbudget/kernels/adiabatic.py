@@ -56,7 +56,7 @@ NEEDS_REPAIR and their caller runs :func:`repair` (see ``_certify``).
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .jacobian import (SINGULAR, jr_residual, jr_residual_into, r_first, r_grow, r_mul_neg,
                        r_rebuild, r_shrink_last, r_swap)

@@ -16,7 +16,7 @@ State (allocated once by the estimator layer, capacity ``B + 1``): ``SV`` (B+1, 
 last live row in. Work arrays (``krow``, ``Lw``, ``v``, ``z``) are preallocated too.
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .kernel import RBF, kernel_value
 

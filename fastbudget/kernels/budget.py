@@ -12,7 +12,7 @@ Integer state vectors (``istate``, int64) use the layouts documented per functio
 estimator layer (``fastbudget.estimators.baselines``) owns and allocates them.
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .kernel import kernel_value
 

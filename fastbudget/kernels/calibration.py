@@ -4,7 +4,7 @@ The recency factors of a chunk are a recurrence over its examples (each factor d
 the total weight the ones before it left), so NumPy cannot vectorise them; in Python the loop
 cost about 0.45 microseconds per example, 5 % of a TVM stream at d = 2.
 """
-from numba import njit
+from ._jit import njit
 
 
 @njit(cache=True, nogil=True)

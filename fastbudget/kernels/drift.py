@@ -33,7 +33,7 @@ costs at most one more restart.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 # ``ist``
 D_N = 0        # errors fed so far (over all models)

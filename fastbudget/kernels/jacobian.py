@@ -5,7 +5,7 @@ bias b, index p + 1 the p-th margin vector ``S_idx[p]``. Only the leading
 ``(nS + 1) x (nS + 1)`` block of the preallocated ``R`` is live.
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 OK = 0
 SINGULAR = 1

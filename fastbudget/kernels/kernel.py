@@ -18,8 +18,10 @@ import struct
 
 import numpy as np
 from llvmlite import ir
-from numba import config, njit, types
+from numba import config, types
 from numba.extending import intrinsic
+
+from ._jit import njit
 
 LINEAR = 0
 RBF = 1

@@ -52,7 +52,7 @@ Lookahead buffer: ``bufX`` (L, d), ``bufy``, ``bufs``, ``bufg`` (<centre, p_k>),
 (k~(x_k, x_k)), all (L,).
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .kernel import kernel_at, kernel_value
 

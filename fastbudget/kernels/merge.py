@@ -15,7 +15,7 @@ touched by a changed twin are recomputed in full; the others compare against the
 twins only: O(B) expected per update (Sec. 4.2.1).
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .kernel import LINEAR, kernel_value
 

@@ -16,7 +16,7 @@ needs it (see ``adiabatic._certify``). :func:`tvm_repair` is its counterpart for
 Vector Machine's stream, which must also bring the twins up to date after it.
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from . import adiabatic as ad
 from .adiabatic import add, remove, reweight

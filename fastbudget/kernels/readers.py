@@ -19,7 +19,7 @@ failing line (relative to the call), a detail value, the number of slow tokens, 
 token's start and end, the largest and smallest feature index seen (LIBSVM).
 """
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 # status codes
 OK = 0

@@ -36,7 +36,7 @@ compiled ``adiabatic.repair`` and calls again, so that the stream does not carry
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .adiabatic import (ERROR, F_B, F_MU, FREE, I_HW, I_NS, MARGIN, NEEDS_REPAIR, OK,
                         RESERVE, STUCK, add_batch, check_drift, decision_point,

@@ -18,7 +18,7 @@ paths took about five times as many bookkeeping steps.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from . import adiabatic as ad
 from .kernel import RBF, decision_values, exp_neg, kernel_expansion_at

@@ -1,0 +1,62 @@
+"""Build hook: a wheel that carries portable machine code (``FASTBUDGET_PORTABLE_BUILD=1``).
+
+By default the package is pure Python and its first use compiles (``docs/getting-started.md``). With
+``FASTBUDGET_PORTABLE_BUILD=1`` in the environment, ``build_py`` runs
+``python -m fastbudget._portable build`` on the built tree, so the wheel's ``__pycache__``
+folders hold every kernel compiled for the portable x86-64 levels, and the wheel is tagged for
+this Python and platform (the cache files are both). It needs numpy, scipy and numba in the
+building environment: ``pip wheel --no-build-isolation --no-deps .``. Everything else is in
+``pyproject.toml``.
+"""
+import os
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:   # setuptools < 70.1 (pyproject.toml asks for 77 in isolated builds)
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:   # no wheel to build here (metadata, sdist)
+        bdist_wheel = None
+
+
+def _portable():
+    return os.environ.get("FASTBUDGET_PORTABLE_BUILD", "0") == "1"
+
+
+class BuildPy(build_py):
+    def run(self):
+        super().run()
+        if not _portable() or getattr(self, "editable_mode", False):
+            return
+        try:
+            import numba  # noqa: F401
+            import numpy  # noqa: F401
+            import scipy  # noqa: F401
+        except ImportError as exc:
+            raise SystemExit(
+                f"FASTBUDGET_PORTABLE_BUILD=1 compiles the kernels while building and needs "
+                f"numpy, scipy and numba here ({exc}); install them and build with "
+                f"pip wheel --no-build-isolation --no-deps .") from None
+        lib = os.path.abspath(self.build_lib)
+        env = dict(os.environ, PYTHONPATH=lib)
+        env.pop("NUMBA_CACHE_DIR", None)   # into the built package's own __pycache__
+        subprocess.run([sys.executable, "-m", "fastbudget._portable", "build"], env=env,
+                       cwd=lib, check=True)
+
+
+cmdclass = {"build_py": BuildPy}
+if bdist_wheel is not None:
+    class BdistWheel(bdist_wheel):
+        def finalize_options(self):
+            super().finalize_options()
+            if _portable():
+                self.root_is_pure = False   # cpXY-cpXY-<platform>: the cache is both
+
+    cmdclass["bdist_wheel"] = BdistWheel
+
+setup(cmdclass=cmdclass)
