@@ -9,6 +9,7 @@ building environment: ``pip wheel --no-build-isolation --no-deps .``. Everything
 ``pyproject.toml``.
 """
 import os
+import shutil
 import subprocess
 import sys
 
@@ -43,6 +44,10 @@ class BuildPy(build_py):
                 f"numpy, scipy and numba here ({exc}); install them and build with "
                 f"pip wheel --no-build-isolation --no-deps .") from None
         lib = os.path.abspath(self.build_lib)
+        for d, subdirs, _ in os.walk(os.path.join(lib, "fastbudget")):
+            if "__pycache__" in subdirs:   # no stale code from an earlier build
+                shutil.rmtree(os.path.join(d, "__pycache__"))
+                subdirs.remove("__pycache__")
         env = dict(os.environ, PYTHONPATH=lib)
         env.pop("NUMBA_CACHE_DIR", None)   # into the built package's own __pycache__
         subprocess.run([sys.executable, "-m", "fastbudget._portable", "build"], env=env,

@@ -262,6 +262,9 @@ def main(argv=None):
                     help="a folder holding a fastbudget package built with python -m "
                          "fastbudget._portable build: each child runs a fresh copy of it "
                          "(its portable machine code) instead of an empty cache")
+    ap.add_argument("--max-compiled", type=int, metavar="N",
+                    help="exit with status 1 if a learner's first fit compiled more than N "
+                         "signatures (with --portable 0: the portable code covers it)")
     ap.add_argument("--split", type=int, metavar="JOBS",
                     help="only warmup(jobs=JOBS)'s processes: CPU s per process and task")
     args = ap.parse_args(argv)
@@ -293,6 +296,12 @@ def main(argv=None):
                 json.dump({"load_start": load, "results": results}, fh, indent=1)
     load = os.getloadavg()
     print(f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.max_compiled is not None:
+        over = {r["learner"]: r["n_compiled"] for r in results
+                if r["n_compiled"] > args.max_compiled}
+        if over:
+            print(f"compiled more than {args.max_compiled} signatures: {over}")
+            sys.exit(1)
     if args.phases:
         names = sorted({k for r in results for k in r["phases"]})
         print("\nCPU seconds by compiler phase (each phase's own time, nested compiles "
