@@ -261,8 +261,8 @@ def parse_libsvm(buf, pos, end, X, y, row, offset, check_max, slow, row_line, in
     n_rows = X.shape[0]
     n_cols = X.shape[1]
     cap = slow.shape[0]
-    nslow = 0
-    lines = 0
+    nslow = np.int64(0)   # (int64, not a literal: one signature of _add_slow)
+    lines = np.int64(0)
     mx = info[I_MAXIDX]
     mn = info[I_MININDEX]
     status = OK
@@ -419,8 +419,8 @@ def parse_delimited(buf, pos, end, delim, comment, n_tokens, label_col, X, y, la
     n_rows = X.shape[0]
     cap = slow.shape[0]
     spans = lab_span.shape[0] > 0
-    nslow = 0
-    lines = 0
+    nslow = np.int64(0)
+    lines = np.int64(0)
     status = OK
     while pos < end:
         if row >= n_rows:
