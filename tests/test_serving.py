@@ -3,7 +3,8 @@
 Every learner of the registry (tests/_estimators.py) with every kernel it takes, binary and
 one-vs-rest, is fitted on a small standardised problem, saved, served, and compared with the
 loaded model's compiled ``decision_function`` on fresh rows (relative 1e-12 of the largest
-decision value); labels must be identical.
+decision value); labels must be identical. So is ``Predictor.compiled()``, the same
+predictor scored by the library's compiled predict.
 """
 import json
 import os
@@ -79,6 +80,10 @@ def _check_file(path, X):
     np.testing.assert_array_equal(pred.predict(X), model.predict(X))
     np.testing.assert_array_equal(pred.classes_, model.classes_)
     assert pred.n_features_in_ == model.n_features_in_
+    # the same predictor scored by the compiled predict (what fastbudget.distributed sends)
+    comp = pred.compiled()
+    _assert_same(comp.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(comp.predict(X), model.predict(X))
     return model, pred
 
 
