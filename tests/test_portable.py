@@ -70,8 +70,9 @@ def tree(tmp_path_factory):
 
 
 def _run(root, **extra):
-    env = dict(os.environ, PYTHONPATH=str(root), **extra)
+    env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("NUMBA_CACHE_DIR", None)   # the package's own __pycache__ folders
+    env.update(extra)
     for k, v in extra.items():
         if v is None:
             env.pop(k)
@@ -120,6 +121,21 @@ def test_fresh_process_loads_portable_code_without_compiling(tree, tmp_path):
     if _has_level(level):
         assert (res["hits"], res["misses"]) == (1, 0)
     else:   # a CPU without the level's features must not run its code
+        assert (res["hits"], res["misses"]) == (0, 1)
+
+
+def test_portable_code_loads_when_numba_caches_elsewhere(tree, tmp_path):
+    """``NUMBA_CACHE_DIR`` set (or a package folder this user cannot write): Numba caches in
+    another folder, and the shipped code is still read from the package's own folder."""
+    root, level = tree
+    res = _run(_fresh(tree, tmp_path), FASTBUDGET_PORTABLE=None,
+               NUMBA_CACHE_DIR=str(tmp_path / "user-cache"))
+    assert res["rho"] == _expected()[1]
+    if _has_level(level):
+        assert (res["hits"], res["misses"]) == (1, 0)
+        assert not (tmp_path / "user-cache").exists() or not any(
+            (tmp_path / "user-cache").rglob("*.nbc"))
+    else:
         assert (res["hits"], res["misses"]) == (0, 1)
 
 

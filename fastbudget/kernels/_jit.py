@@ -14,11 +14,12 @@ same program for a more generic CPU: the same results, sometimes slower (``docs/
 cold_start.md``). ``FASTBUDGET_PORTABLE=0`` in the environment turns the portable lookup off
 (``warmup`` does, to compile for this CPU).
 """
+import inspect
 import json
 import os
 
 from numba import njit as _numba_njit
-from numba.core.caching import FunctionCache
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 
 __all__ = ["njit", "PortableCache", "portable_levels"]
 
@@ -64,7 +65,23 @@ def portable_levels(codegen=None):
 
 class PortableCache(FunctionCache):
     """Numba's per-function cache; on a miss under this machine's key it loads the entry
-    of a shipped portable level (:func:`portable_levels`), if there is one."""
+    of a shipped portable level (:func:`portable_levels`), if there is one.
+
+    The shipped entries are read from the package's own ``__pycache__`` folder even when
+    Numba caches elsewhere (``NUMBA_CACHE_DIR`` set, or a package folder this user cannot
+    write: Numba then caches in the user's cache folder), so such installs load them too;
+    what is compiled here is written where Numba caches."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        tree = os.path.join(os.path.dirname(os.path.abspath(inspect.getfile(py_func))),
+                            "__pycache__")
+        if os.path.abspath(self._cache_path) == tree:
+            self._shipped = self._cache_file
+        else:
+            self._shipped = IndexDataCacheFile(
+                cache_path=tree, filename_base=self._impl.filename_base,
+                source_stamp=self._impl.locator.get_source_stamp())
 
     def _load_overload(self, sig, target_context):
         data = super()._load_overload(sig, target_context)
@@ -76,7 +93,7 @@ class PortableCache(FunctionCache):
             return None
         here = self._index_key(sig, codegen)
         for magic in levels:
-            data = self._cache_file.load((here[0], magic, here[2]))
+            data = self._shipped.load((here[0], magic, here[2]))
             if data is not None:
                 return self._impl.rebuild(target_context, data)
         return None
