@@ -189,7 +189,8 @@ def run_one(name, profile, phases=False, portable=None):
     ctor, call = LEARNERS[name]
     code = CHILD.format(profile=profile, phases=phases, call=call, ctor=ctor or "None")
     with tempfile.TemporaryDirectory(prefix="nbcache-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        # (an empty cache: no portable code either, should the tree carry some)
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, FASTBUDGET_PORTABLE="0")
         if portable is not None:
             shutil.copytree(os.path.join(portable, "fastbudget"),
                             os.path.join(cache, "fastbudget"))
@@ -219,7 +220,7 @@ def run_split(jobs):
     """``warmup(jobs=jobs)``'s processes on an empty cache: (log, wall seconds), the log a
     list of (process, task, report) as ``fastbudget._warmup._run_parallel`` returns it."""
     with tempfile.TemporaryDirectory(prefix="nbcache-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, FASTBUDGET_PORTABLE="0")
         proc = subprocess.run([sys.executable, "-c", SPLIT_CHILD.format(jobs=int(jobs))],
                               env=env, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -50,9 +50,11 @@ print(json.dumps([float(v) for v in clf.decision_function(X[:20])]))
 
 
 def _child(code, cache, tree=ROOT):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(tree))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(tree),
+               FASTBUDGET_PORTABLE="0")   # an empty cache: no portable code either
     if cache is None:   # the package's own __pycache__ folders (its portable code)
         del env["NUMBA_CACHE_DIR"]
+        del env["FASTBUDGET_PORTABLE"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=str(tree)).stdout
@@ -118,7 +120,6 @@ def test_portable_first_fit(benchmark, tmp_path, portable_tree, name):
     cpu, got = res["portable"]
     assert got["compiled"] == 0
     # the same fit compiled for this CPU on an empty cache: the same bits
-    cold_cpu, cold_values = _child("import os; os.environ['FASTBUDGET_PORTABLE'] = '0'\n"
-                                   + CHILD.format(ctor=FIRST_FIT[name]), tmp_path / "cache")
+    cold_cpu, cold_values = _child(CHILD.format(ctor=FIRST_FIT[name]), tmp_path / "cache")
     assert got["values"] == cold_values
     benchmark.extra_info.update(cpu_s=cpu, cold_cpu_s=cold_cpu, cold_ratio=cold_cpu / cpu)
