@@ -57,7 +57,7 @@ def build(levels=tuple(LEVELS), jobs=None, verbose=False, code=None):
     from .kernels._jit import MANIFEST
 
     if code is None:
-        code = f"from fastbudget._warmup import warmup; warmup(jobs={jobs!r})"
+        code = f"from fastbudget._warmup import warmup; warmup(jobs={jobs!r}, native=True)"
     entries = []
     for level in levels:
         if level not in LEVELS:

@@ -4,9 +4,10 @@ Numba compiles a function the first time it runs and caches the machine code on 
 (``cache=True``), so the first call in a fresh install pays the compile time and later
 processes load it from the cache. Call ``warmup()`` once after installing (the ``fastbudget
 warmup`` command does the same) to move that cost out of the first real fit. A wheel that
-carries portable machine code (``fastbudget._portable``) needs no compile on first use;
-there ``warmup()`` compiles for this machine's CPU, which predicts faster than the portable
-code (``docs/results/cold_start.md``): it never loads the portable code while it runs.
+carries portable machine code (``fastbudget._portable``) needs no compile on first use, and
+``warmup()`` there only loads it; ``warmup(native=True)`` (``fastbudget warmup --native``)
+compiles for this machine's CPU instead, which can be faster than the portable code on
+some CPUs (``docs/results/cold_start.md``).
 
 The work is a list of tasks (one per learner, the engine's shared functions, and the
 engine's and TVM's last resorts). Numba compiles in one thread, so ``jobs > 1`` runs the
@@ -349,7 +350,7 @@ def _run_parallel(tasks, jobs, verbose=False, record=False):
     return log
 
 
-def warmup(verbose=False, jobs=1):
+def warmup(verbose=False, jobs=1, native=False):
     """Run every learner on a tiny problem so that all compiled functions are built.
 
     Parameters
@@ -360,6 +361,11 @@ def warmup(verbose=False, jobs=1):
         Processes compiling at once (Numba compiles in one thread): ``jobs > 1`` starts that
         many fresh Python processes, which fill the same on-disk cache; ``None`` or 0 uses
         every core.
+    native : bool, default=False
+        Compile for this machine's CPU even where the package carries portable machine code
+        (a wheel built with ``FASTBUDGET_PORTABLE_BUILD=1``), which is then not loaded: that
+        code is found first from then on. Without it, what the package carries is loaded
+        (seconds) and only the rest is compiled.
 
     Returns
     -------
@@ -377,10 +383,11 @@ def warmup(verbose=False, jobs=1):
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1 (or None for every core); got {jobs}.")
     tasks = _tasks()
-    # compile for this CPU: code shipped for a portable x86-64 level (kernels/_jit.py) is
-    # not loaded meanwhile, here or in the processes started here
+    # native: compile for this CPU; code shipped for a portable x86-64 level
+    # (kernels/_jit.py) is not loaded meanwhile, here or in the processes started here
     before = os.environ.get("FASTBUDGET_PORTABLE")
-    os.environ["FASTBUDGET_PORTABLE"] = "0"
+    if native:
+        os.environ["FASTBUDGET_PORTABLE"] = "0"
     try:
         if jobs == 1:
             _run_tasks(tasks, verbose)

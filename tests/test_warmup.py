@@ -120,3 +120,21 @@ def test_parallel_warmup_on_an_empty_cache_compiles_each_function_once(tmp_path)
                        env=env, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_native_turns_the_portable_code_off_while_it_runs(monkeypatch, native):
+    """``native=True`` compiles for this CPU: the portable lookup is off in this process
+    (and in the processes it starts, which inherit the environment) while the tasks run,
+    and the caller's setting is back afterwards."""
+    seen = []
+    monkeypatch.setattr(W, "_run_tasks", lambda tasks, verbose=False: seen.append(
+        os.environ.get("FASTBUDGET_PORTABLE")))
+    monkeypatch.setenv("FASTBUDGET_PORTABLE", "1")
+    W.warmup(jobs=1, native=native)
+    assert seen == (["0"] if native else ["1"])
+    assert os.environ["FASTBUDGET_PORTABLE"] == "1"
+    monkeypatch.delenv("FASTBUDGET_PORTABLE")
+    W.warmup(jobs=1, native=native)
+    assert seen[-1] == ("0" if native else None)
+    assert "FASTBUDGET_PORTABLE" not in os.environ

@@ -251,10 +251,12 @@ def build_parser():
     p.add_argument("--out", default=os.path.join("docs", "results"), help="report directory")
     p.add_argument("--quiet", "-q", action="store_true")
 
-    p = sub.add_parser("warmup", help="compile every learner now for this CPU (fills the "
-                       "on-disk cache)")
+    p = sub.add_parser("warmup", help="compile every learner now (fills the on-disk cache)")
     p.add_argument("--jobs", "-j", type=int, default=0,
                    help="processes compiling at once (default 0: one per core)")
+    p.add_argument("--native", action="store_true",
+                   help="compile for this CPU even where the package carries portable "
+                        "machine code (a wheel built with FASTBUDGET_PORTABLE_BUILD=1)")
     p.add_argument("--quiet", "-q", action="store_true")
     return ap
 

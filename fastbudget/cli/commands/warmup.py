@@ -1,5 +1,6 @@
-"""``fastbudget warmup [--jobs N]``: compile every learner now (fills Numba's on-disk cache),
-in one process per core by default."""
+"""``fastbudget warmup [--jobs N] [--native]``: compile every learner now (fills Numba's
+on-disk cache), in one process per core by default; a package with portable machine code
+only loads it, unless ``--native`` (compile for this CPU)."""
 from ..._progress import note
 
 
@@ -8,6 +9,6 @@ def run(opts, args):
     from ... import warmup           # (imports every learner)
     note("compiling every learner (first run only; later runs load the on-disk cache)...",
          opts.quiet)
-    t = warmup(verbose=not opts.quiet, jobs=args.jobs)
+    t = warmup(verbose=not opts.quiet, jobs=args.jobs, native=args.native)
     print(f"warmup done in {t:.1f} s")
     return 0
