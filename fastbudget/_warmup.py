@@ -395,7 +395,7 @@ def warmup(verbose=False, jobs=1, native=False):
             _run_parallel(tasks, jobs, verbose)
     finally:
         if before is None:
-            del os.environ["FASTBUDGET_PORTABLE"]
+            os.environ.pop("FASTBUDGET_PORTABLE", None)
         else:
             os.environ["FASTBUDGET_PORTABLE"] = before
     return time.perf_counter() - t0
