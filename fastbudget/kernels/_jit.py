@@ -100,13 +100,15 @@ class PortableCache(FunctionCache):
 
 
 def njit(*args, **kwargs):
-    """``numba.njit``; with ``cache=True`` the dispatcher's cache is a :class:`PortableCache`."""
+    """``numba.njit``; with ``cache=True`` the dispatcher's cache is a :class:`PortableCache`
+    (set in place of the ``FunctionCache`` Numba would make: what its ``enable_caching``
+    does, so the cache folder is found and checked once)."""
+    if not kwargs.pop("cache", False):
+        return _numba_njit(*args, **kwargs)
     out = _numba_njit(*args, **kwargs)
-    if not kwargs.get("cache"):
-        return out
 
     def swap(disp):
-        if isinstance(getattr(disp, "_cache", None), FunctionCache):
+        if hasattr(disp, "_cache"):   # (not under NUMBA_DISABLE_JIT: a Python function)
             disp._cache = PortableCache(disp.py_func)
         return disp
 
