@@ -4,7 +4,10 @@ By default the package is pure Python and its first use compiles (``docs/getting
 ``FASTBUDGET_PORTABLE_BUILD=1`` in the environment, ``build_py`` runs
 ``python -m fastbudget._portable build`` on the built tree, so the wheel's ``__pycache__``
 folders hold every kernel compiled for the portable x86-64 levels, and the wheel is tagged for
-this Python and platform (the cache files are both). It needs numpy, scipy and numba in the
+this Python and platform (the cache files are both). Its metadata then requires the exact
+Numba it was compiled with (``numba==X.Y.Z`` in place of ``pyproject.toml``'s lower bound):
+the shipped code is only used under that Numba (``kernels/_jit.py``), so a wheel that
+allowed any Numba would install, and then compile on first use like a source install. It needs numpy, scipy and numba in the
 building environment: ``pip wheel --no-build-isolation --no-deps .``. Everything else is in
 ``pyproject.toml``.
 """
@@ -62,6 +65,29 @@ if bdist_wheel is not None:
             if _portable():
                 self.root_is_pure = False   # cpXY-cpXY-<platform>: the cache is both
 
+        def egg2dist(self, egginfo_path, distinfo_path):
+            super().egg2dist(egginfo_path, distinfo_path)
+            if _portable():
+                _pin_numba(os.path.join(distinfo_path, "METADATA"))
+
     cmdclass["bdist_wheel"] = BdistWheel
+
+
+def _pin_numba(metadata):
+    """Require the Numba the kernels were compiled with (the wheel's METADATA, before the
+    wheel's RECORD is written)."""
+    import numba
+    with open(metadata, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    pinned = False
+    for i, line in enumerate(lines):
+        if line.startswith("Requires-Dist: numba") and ";" not in line:
+            lines[i] = f"Requires-Dist: numba=={numba.__version__}"
+            pinned = True
+    if not pinned:
+        raise SystemExit(f"no 'Requires-Dist: numba' line to pin in {metadata}")
+    with open(metadata, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
 
 setup(cmdclass=cmdclass)
