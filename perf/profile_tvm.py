@@ -421,8 +421,12 @@ def _src_ranges():
         fname = fn.py_func.__name__
         start, _, body, _ = info[fname]
         src = body.splitlines()
-        i0 = 0 if begin is None else next(i for i, s in enumerate(src) if begin in s)
-        i1 = len(src) if end is None else next(i for i, s in enumerate(src) if end in s and i > i0)
+        i0 = 0 if begin is None else next((i for i, s in enumerate(src) if begin in s), None)
+        if i0 is None:   # the marker has left the code: its lines stay with the function
+            print(f"(no line {begin!r} in {fname}: section {name!r} not split out)")
+            return
+        i1 = len(src) if end is None else next(
+            (i for i, s in enumerate(src) if end in s and i > i0), len(src))
         for i in range(i0, i1):
             comp[(fname, start + i)] = name
 
