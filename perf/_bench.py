@@ -128,6 +128,25 @@ def best_seconds(fn, rounds=3, min_total=0.5, max_rounds=200):
     return best
 
 
+def timed_before_rounds(peer, times, reps=1, make=None):
+    """A ``setup`` for ``benchmark.pedantic`` that times ``peer()`` (the least CPU time of
+    ``reps`` calls) before each round and appends it to ``times``; returns ``make()`` as the
+    round's arguments (``((), {})`` when ``make`` is None). The peer and the benchmarked code
+    then alternate round by round, and ``min(times)`` is taken in the same conditions as
+    the benchmark's own minimum: on this VM a process's speed can change by up to 70 % between
+    cores and moments (``test_bench_engine.py``), so a peer timed after all the rounds could
+    land in another mode and move the ratio by a third."""
+    def setup():
+        best = np.inf
+        for _ in range(reps):
+            t = time.process_time()
+            peer()
+            best = min(best, time.process_time() - t)
+        times.append(best)
+        return make() if make is not None else ((), {})
+    return setup
+
+
 def iterations_for(fn, target=0.05):
     """Calls per benchmark round so that a round lasts about ``target`` CPU seconds (a round
     of a sub-millisecond call alone is mostly timer and scheduler noise)."""

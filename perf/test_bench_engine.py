@@ -7,13 +7,11 @@ examples end as support vectors). ``svc_ratio`` is the engine's fit time over SV
 vectors. Accuracy is checked as agreement with SVC (the same dual problem): the test accuracy
 within half a point and the decision values within SVC's tolerance scale.
 """
-import time
-
 import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from _bench import best_seconds, floor_seconds, gauss, model_scores, record
+from _bench import best_seconds, floor_seconds, gauss, model_scores, record, timed_before_rounds
 from fastbudget import IncrementalSVC
 
 C, GAMMA = 100.0, 0.5
@@ -27,17 +25,12 @@ def _fit(benchmark, n, rounds):
     X, y, Xt, yt = gauss(n)
     svc = SVC(C=C, gamma=GAMMA)
     svc_times = []
-
-    def setup():
-        # SVC's fit is timed here, before each of the engine's rounds (setup is not timed),
-        # so that the two sides of the ratio alternate. On this VM SVC's fit of the 1,000
-        # examples takes 26 or 45 ms by process and by core (both modes within one process
-        # too) and the engine moves with it; timed after all of the engine's rounds, SVC
-        # could land in the other mode and the ratio jumped by a third (CI, 2026-11-26).
-        t = time.process_time()
-        svc.fit(X, y)
-        svc_times.append(time.process_time() - t)
-        return (IncrementalSVC(C=C, gamma=GAMMA, capacity=n),), {}
+    # SVC's fit is timed before each of the engine's rounds, so that the two sides of the
+    # ratio alternate: on this VM SVC's fit of 1,000 examples takes 26 or 45 ms by process
+    # and by core (both within one process too), and timed after all of the engine's rounds
+    # it could land in the other mode, moving the ratio by a third (CI, 2026-11-26)
+    setup = timed_before_rounds(lambda: svc.fit(X, y), svc_times,
+                                make=lambda: ((IncrementalSVC(C=C, gamma=GAMMA, capacity=n),), {}))
 
     def fit(clf):
         return clf.fit(X, y)
