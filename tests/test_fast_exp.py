@@ -23,14 +23,27 @@ def _run(x):
     return out
 
 
-def test_dense_sweep_within_one_ulp_of_np_exp():
+def test_dense_sweep_within_one_ulp():
+    """Over [-708, 0]: within one ulp of the exact exponential (80-bit long double) and the
+    nearest double for most points; within one ulp of ``np.exp`` where that is the nearest
+    double. ``np.exp`` itself is not always: NumPy 1.24.4's is up to 1.53 ulp off on this
+    sweep (24 % of its values are not the nearest double; ``.ci/min-versions``, 2026-11-26),
+    NumPy 2.4's up to 0.70 ulp (5 %), so the two exponentials can differ by 2 ulp there."""
     x = np.linspace(-708.0, 0.0, 10**7)
     got = _run(x)
     ref = np.exp(x)
-    u = _ulps(got, ref)
-    assert u.max() <= 1.0, (u.max(), x[np.argmax(u)])
-    # most values are np.exp's exactly (89 % with NumPy 2.4 on x86-64 with AVX-512)
-    assert np.mean(got == ref) > 0.75
+    if np.finfo(np.longdouble).nmant >= 60:
+        exact = np.exp(x.astype(np.longdouble))
+        nearest = exact.astype(np.float64)
+        err = np.abs(got.astype(np.longdouble) - exact) / np.spacing(nearest)
+        assert float(err.max()) < 1.0, (float(err.max()), x[np.argmax(err)])
+        # the nearest double at 90.2 % of the points (the same under NumPy 1.24 and 2.4)
+        assert np.mean(got == nearest) > 0.85
+        where = ref == nearest
+    else:
+        where = np.ones(x.shape, dtype=bool)
+    u = _ulps(got[where], ref[where])
+    assert u.max() <= 1.0, (u.max(), x[where][np.argmax(u)])
 
 
 def test_against_extended_precision():
