@@ -133,9 +133,9 @@ def timed_before_rounds(peer, times, reps=1, make=None):
     ``reps`` calls) before each round and appends it to ``times``; returns ``make()`` as the
     round's arguments (``((), {})`` when ``make`` is None). The peer and the benchmarked code
     then alternate round by round, and ``min(times)`` is taken in the same conditions as
-    the benchmark's own minimum: on this VM a process's speed can change by up to 70 % between
-    cores and moments (``test_bench_engine.py``), so a peer timed after all the rounds could
-    land in another mode and move the ratio by a third."""
+    the benchmark's own minimum: on this VM a process's speed can differ by up to 70 % from
+    the next process's, and under load change within one (``test_bench_engine.py``), so a
+    peer timed after all the rounds could land in another mode and move the ratio by a third."""
     def setup():
         best = np.inf
         for _ in range(reps):

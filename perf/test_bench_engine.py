@@ -26,9 +26,10 @@ def _fit(benchmark, n, rounds):
     svc = SVC(C=C, gamma=GAMMA)
     svc_times = []
     # SVC's fit is timed before each of the engine's rounds, so that the two sides of the
-    # ratio alternate: on this VM SVC's fit of 1,000 examples takes 26 or 45 ms by process
-    # and by core (both within one process too), and timed after all of the engine's rounds
-    # it could land in the other mode, moving the ratio by a third (CI, 2026-11-26)
+    # ratio alternate: on this VM SVC's fit of 1,000 examples takes 26-28 or 40-46 ms by
+    # process (the engine's 67-71 or 86-93 ms with it; quiet, six processes, 2026-11-26), and
+    # under load either within one process; timed after all of the engine's rounds it could
+    # land in the other mode, moving the ratio by a third (CI, 2026-11-26)
     setup = timed_before_rounds(lambda: svc.fit(X, y), svc_times,
                                 make=lambda: ((IncrementalSVC(C=C, gamma=GAMMA, capacity=n),), {}))
 
