@@ -7,11 +7,12 @@ folders hold every kernel compiled for the portable x86-64 levels, and the wheel
 this Python and platform (the cache files are both). Its metadata then requires the exact
 Numba it was compiled with (``numba==X.Y.Z`` in place of ``pyproject.toml``'s lower bound):
 the shipped code is only used under that Numba (``kernels/_jit.py``), so a wheel that
-allowed any Numba would install, and then compile on first use like a source install. It needs numpy, scipy and numba in the
-building environment: ``pip wheel --no-build-isolation --no-deps .``. Everything else is in
-``pyproject.toml``.
+allowed any Numba would install, and then compile on first use like a source install. It
+needs numpy, scipy and numba in the building environment:
+``pip wheel --no-build-isolation --no-deps .``. Everything else is in ``pyproject.toml``.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,7 +82,8 @@ def _pin_numba(metadata):
         lines = f.read().split("\n")
     pinned = False
     for i, line in enumerate(lines):
-        if line.startswith("Requires-Dist: numba") and ";" not in line:
+        # numba itself (not a package whose name starts with it), with no environment marker
+        if re.match(r"Requires-Dist: numba(?![\w.-])", line) and ";" not in line:
             lines[i] = f"Requires-Dist: numba=={numba.__version__}"
             pinned = True
     if not pinned:

@@ -137,12 +137,7 @@ def timed_before_rounds(peer, times, reps=1, make=None):
     the next process's, and under load change within one (``test_bench_engine.py``), so a
     peer timed after all the rounds could land in another mode and move the ratio by a third."""
     def setup():
-        best = np.inf
-        for _ in range(reps):
-            t = time.process_time()
-            peer()
-            best = min(best, time.process_time() - t)
-        times.append(best)
+        times.append(best_seconds(peer, reps, min_total=0.0))
         return make() if make is not None else ((), {})
     return setup
 

@@ -8,12 +8,12 @@ Codes (``KERNEL_CODES``): 0 linear ``<x, z>``, 1 RBF ``exp(-gamma ||x - z||^2)``
 ``exp_neg`` is an exponential for arguments <= 0 written in plain arithmetic (no libm
 call), so that LLVM vectorises a loop of it over a row; it is within 1 ulp of the exact
 exponential on [-745.2, 0] (``tests/test_fast_exp.py``), so within 1 ulp of NumPy 2.x's
-``np.exp`` (NumPy 1.24's is itself up to 1.5 ulp off: 2 ulp apart at worst there). TVM's kernel values (``kernels.tvm`` and
-``kernel_expansion_at``, TVM's scoring) and prediction (``decision_values``) use it; the
-exact engine's learning path (``kernel_value``, ``kernel_at``, ``kernel_row_at``) keeps
-libm's ``np.exp``: its path
-(e.g. whether a growth of R is refused and R rebuilt) depends on the last bits of the
-kernel values, and ``tests/test_engine.py`` pins such a path.
+``np.exp`` (NumPy 1.24's is itself up to 1.5 ulp off: 2 ulp apart at worst there). TVM's
+kernel values (``kernels.tvm`` and ``kernel_expansion_at``, TVM's scoring) and prediction
+(``decision_values``) use it; the exact engine's learning path (``kernel_value``,
+``kernel_at``, ``kernel_row_at``) keeps libm's ``np.exp``: its path (e.g. whether a growth
+of R is refused and R rebuilt) depends on the last bits of the kernel values, and
+``tests/test_engine.py`` pins such a path.
 """
 import struct
 
@@ -95,9 +95,9 @@ def exp_neg(x):
 
     Within 1 ulp of the exact exponential on [-745.2, 0] (the nearest double at 90 % of
     the points of [-708, 0]), subnormal results included (each is the rounding of the
-    computed value to the subnormal grid); 0 below -745.2, as ``np.exp``
-    gives. Arguments > 0 are outside its domain (no overflow check); NaN and -inf are not
-    expected (kernel arguments are finite: ``-gamma * ||x - z||**2``).
+    computed value to the subnormal grid); 0 below -745.2, as ``np.exp`` gives. Arguments
+    > 0 are outside its domain (no overflow check); NaN and -inf are not expected (kernel
+    arguments are finite: ``-gamma * ||x - z||**2``).
 
     Notes
     -----
