@@ -7,12 +7,46 @@ re-raises. A learner that lists its state arrays (``_state_arrays``) gets the ch
 buffer, allocated once; a learner whose updates touch a known part of a large state
 overrides ``_save_undo`` / ``_rollback``; any other is snapshotted as a copy of
 ``_get_state()``.
+
+The update itself runs in compiled code that, for the learners whose loop is one call per
+chunk (TVM, BSGD), releases the GIL, so two threads can learn at once on two models. Two
+updates of one model never run at once: ``_transaction`` holds a lock per model for the
+whole update, so a second thread's update waits for the first and then learns on its
+result (neither is lost; their order is the order they got the lock). Prediction takes no
+lock: several threads score one model at once.
 """
 import contextlib
 import copy
+import functools
 import operator
+import threading
+import weakref
 
 import numpy as np
+
+# one lock per model, outside the model's ``__dict__`` (which is pickled, deep-copied and
+# snapshotted): updates of one model run one at a time
+_LOCKS = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _update_lock(model):
+    """The model's update lock (re-entrant: an update may run another inside it)."""
+    lock = _LOCKS.get(model)
+    if lock is None:
+        with _LOCKS_GUARD:
+            lock = _LOCKS.setdefault(model, threading.RLock())
+    return lock
+
+
+def locked(method):
+    """Run the update ``method`` holding the model's update lock, its validation included
+    (whether the model is fitted yet, for one, is read under the lock)."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with _update_lock(self):
+            return method(self, *args, **kwargs)
+    return run
 
 
 class TransactionMixin:
@@ -102,14 +136,16 @@ class TransactionMixin:
         Snapshots the attribute bindings and the state: into a buffer allocated once when the
         learner exposes ``_state_arrays()``, else as a copy of ``_get_state()`` (cost: one
         copy of the budget-sized state); on an exception (including ``KeyboardInterrupt``)
-        restores them and re-raises.
+        restores them and re-raises. Holds the model's update lock throughout (see the
+        module docstring): an update started by another thread waits for this one.
         """
-        snap = self._snapshot()
-        try:
-            yield
-        except BaseException:
-            self._restore(snap)
-            raise
+        with _update_lock(self):
+            snap = self._snapshot()
+            try:
+                yield
+            except BaseException:
+                self._restore(snap)
+                raise
 
 
 class _Undo:

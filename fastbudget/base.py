@@ -54,7 +54,7 @@ import numpy as np
 
 from ._class_weight import ClassWeightMixin, is_balanced
 from ._kernel_args import resolve_gamma
-from ._transaction import TransactionMixin
+from ._transaction import TransactionMixin, locked
 from ._validation import (PLAIN_LABEL, check_array, check_bool, check_feature_names,
                           check_kernel_range, check_known_labels, check_n_features,
                           check_param, check_same_classes, check_sample_weight, check_y,
@@ -483,6 +483,7 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
         self._snapshot_params()
 
     # ------------------------------------------------------------------ learning
+    @locked
     def fit(self, X, y, sample_weight=None):
         """Learn a new model from (X, y) in one pass, forgetting any previous one.
 
@@ -522,6 +523,7 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
         self.__dict__.pop("_undo", None)
         return self
 
+    @locked
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn one chunk of the stream.
 

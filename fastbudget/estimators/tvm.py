@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 
 from .. import forgetting as _fg
+from .._transaction import locked
 from ..base import BudgetClassifier, _check_stored_arrays, _check_stored_indices
 from ..engine import _MESSAGES, kernel_params, resolve_gamma, state_kkt_residual, tvm_fit_rows
 from ..exceptions import (CollapseWarning, NumericalError, NumericalWarning,  # noqa: F401
@@ -350,6 +351,7 @@ class TVMClassifier(BudgetClassifier):
             return None
         return [*self.engine_state_, *_TWIN_STATE(self.twins_)]
 
+    @locked
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn one example (Alg. 1): ``partial_fit`` on a chunk of one row, made cheap.
 

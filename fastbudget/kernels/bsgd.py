@@ -234,10 +234,11 @@ def _project_out(SV, alpha, Kc, sv_t, n_live, Lw, v, jitter):
     return nb, status
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, maintenance,
              krow, Lw, v, z, tol, jitter):
     """BSGD on a chunk (Wang, Crammer & Vucetic 2012, Algorithm 1 with Sec. 4 maintenance).
+    Releases the GIL, as ``tvm.tvm_partial_fit`` does.
 
     Parameters
     ----------

@@ -213,7 +213,7 @@ def kernel_diag(code, kpar, A, out):
         out[i] = kernel_value(code, kpar, A[i], A[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def decision_values(code, kpar, SV, coef, n, b, X, out):
     """out[t] = sum_{i<n} coef[i] K(SV[i], X[t]) + b over the rows with coef[i] != 0.
     ``out`` is modified in place.
@@ -226,7 +226,8 @@ def decision_values(code, kpar, SV, coef, n, b, X, out):
     row-by-row loop adds them: linear and polynomial values are that loop's to the bit, RBF
     values within an ulp of each kernel value (``exp_neg``). Used for prediction only
     (``engine.state_decision``, the kernel perceptrons' ``_decision``), never on the
-    engine's learning path."""
+    engine's learning path. Releases the GIL: threads scoring at once run on as many
+    cores (``docs/results/distributed.md``, "Threads")."""
     d = X.shape[1]
     m = 0
     for i in range(n):
@@ -236,11 +237,15 @@ def decision_values(code, kpar, SV, coef, n, b, X, out):
     c = np.empty(m)
     j = 0
     for i in range(n):
-        if coef[i] != 0.0:
+        # (j < m: never past the block, even if another thread changed coef since it was
+        # counted; this function releases the GIL, and a model learns in compiled code that
+        # releases it too)
+        if coef[i] != 0.0 and j < m:
             for k in range(d):
                 SVT[k, j] = SV[i, k]
             c[j] = coef[i]
             j += 1
+    m = j
     row = np.empty(m)
     g = kpar[0]
     for t in range(X.shape[0]):

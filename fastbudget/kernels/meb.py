@@ -884,7 +884,7 @@ def stream_kernel(code, kpar, b0, X, y, sw, inv_C, L, on_full_raise, SV, alpha, 
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kernel_decision(code, kpar, b0, SV, alpha, M, X, out):
     """out[t] = sum_{m<M} alpha_m k~(x_m, X[t]). ``out`` is modified in place."""
     for t in range(X.shape[0]):

@@ -694,10 +694,12 @@ def _learn_one(st, tw, x, yi, wi, B):
     return s, True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def tvm_partial_fit(st, tw, X, y, w, B, fout):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
-    chunk.
+    chunk. Releases the GIL: models learning in threads of one process run at once (two
+    threads must not update one model: the estimators hold a lock per model,
+    ``fastbudget._transaction``).
 
     ``st`` (engine) and ``tw`` (twins) are modified in place. Returns (status, row): the
     number of rows learned, or the failing row when status != OK.
