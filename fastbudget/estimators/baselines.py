@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import forgetting as _fg
 from .._kernel_args import sv_by_class
+from .._transaction import locked
 from ..base import BudgetClassifier
 from ..engine import EngineSVViews, IncrementalEngine, resolve_gamma
 from ..kernels import budget as _kb
@@ -633,6 +634,7 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
         _kb.pegasos_fit(X, y, sw, self._w, self._g, self._Xb, self._yb, self._sb, self._istate,
                         float(self.lambda_), bool(self.fit_intercept), False)
 
+    @locked
     def fit(self, X, y, sample_weight=None):
         """One pass over (X, y) from scratch; a trailing partial block is applied at the end
         (as a block of its actual size). Parameters as ``partial_fit``; returns self."""
@@ -640,6 +642,7 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
         self.flush()
         return self
 
+    @locked
     def flush(self):
         """Apply the buffered partial block now (end of a finite stream); returns self."""
         self._check_fitted()

@@ -5,6 +5,7 @@ import numbers
 
 import numpy as np
 
+from .._transaction import locked
 from ..base import BudgetClassifier
 from ..engine import EngineSVViews, IncrementalEngine, resolve_gamma
 from ..kernels import adiabatic as ad
@@ -120,6 +121,7 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
         return self.engine_.decision_function(X)
 
     # ------------------------------------------------------------ one at a time
+    @locked
     def learn_one(self, x, y, sample_weight=1.0, classes=None):
         """Learn one example exactly; returns its slot (the index ``unlearn`` takes).
 
@@ -160,6 +162,7 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
             self._add_calibration(f, y_pm, sw)
         return slot
 
+    @locked
     def unlearn(self, index):
         """Exactly remove the example in slot ``index`` (decremental unlearning, paper 003
         Sec. 3). The model becomes the one trained without it. The slot is reused later."""
@@ -167,6 +170,7 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
         self.engine_.remove(_slot(index))
         return self
 
+    @locked
     def reweight(self, index, sample_weight):
         """Change an example's weight exactly: its bound becomes ``C * sample_weight``,
         times ``class_weight`` of its class when that is a dict (``'balanced'`` raises, as in
@@ -180,6 +184,7 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
         self.engine_.reweight(i, w)
         return self
 
+    @locked
     def set_C(self, C):
         """Move the whole model to a new C along the exact regularisation path."""
         self._check_fitted()
