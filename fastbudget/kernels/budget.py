@@ -10,6 +10,9 @@ holds the oldest support vector, which is the one that a new support vector over
 
 Integer state vectors (``istate``, int64) use the layouts documented per function; the
 estimator layer (``fastbudget.estimators.baselines``) owns and allocates them.
+
+The chunk loops release the GIL (models learning in threads run at once; the estimators'
+lock per model keeps two updates of one model apart, ``fastbudget._transaction``).
 """
 import numpy as np
 from ._jit import njit
@@ -39,7 +42,7 @@ def _sv_decision(code, kpar, SV, coef, n_live, x):
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget):
     """Kernel perceptron (Rosenblatt 1958) on a chunk, optional budget with oldest removal.
 
@@ -107,7 +110,7 @@ def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def perceptron_linear_fit(X, y, sw, w, istate, fit_intercept):
     """Primal linear perceptron on a chunk: on ``y_t (w.x_t + b) <= 0`` do
     ``w += sw_t y_t x_t`` and ``b += sw_t y_t``.
@@ -175,7 +178,7 @@ def forgetron_phi(sigma_r, mu_prime, Q, M):
     return phi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forgetron_fit(code, kpar, X, y, SV, coef, sv_t, istate, fstate, budget):
     """Self-tuned Forgetron (Dekel, Shalev-Shwartz & Singer, SIAM J. Comput. 37(5), 2008).
 
@@ -289,7 +292,7 @@ def _pegasos_block(Xb, yb, sb, n_b, w, g, t, lam, fit_intercept):
             w[k] *= scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush):
     """Pegasos, one pass, block size k = ``Xb.shape[0]`` (Shalev-Shwartz et al., ICML 2007).
 
