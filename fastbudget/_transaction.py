@@ -9,11 +9,11 @@ overrides ``_save_undo`` / ``_rollback``; any other is snapshotted as a copy of
 ``_get_state()``.
 
 The update itself runs in compiled code that, for the learners whose loop is one call per
-chunk (TVM, BSGD), releases the GIL, so two threads can learn at once on two models. Two
-updates of one model never run at once: ``_transaction`` holds a lock per model for the
-whole update, so a second thread's update waits for the first and then learns on its
-result (neither is lost; their order is the order they got the lock). Prediction takes no
-lock: several threads score one model at once.
+chunk (TVM, BSGD, Perceptron, Forgetron, Pegasos), releases the GIL, so two threads can
+learn at once on two models. Two updates of one model never run at once: ``_transaction``
+holds a lock per model for the whole update, so a second thread's update waits for the first
+and then learns on its result (neither is lost; their order is the order they got the lock).
+Prediction takes no lock: several threads score one model at once.
 """
 import contextlib
 import copy
