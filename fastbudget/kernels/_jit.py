@@ -21,7 +21,22 @@ import os
 from numba import njit as _numba_njit
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 
-__all__ = ["njit", "PortableCache", "portable_levels"]
+__all__ = ["njit", "PortableCache", "portable_levels", "LEAF"]
+
+
+def _leaf_options():
+    """``{"_nrt": False}`` where this Numba has the option, else ``{}``."""
+    from numba.core.cpu import CPUTargetOptions
+
+    return {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+
+
+#: options of a *leaf* kernel of TVM's update (one that neither allocates nor calls a function
+#: that does): compiled without Numba's reference counting, whose per-call updates of each
+#: array argument cost about 4 % of a d = 2 stream (``docs/results/tvm_profile.md``). The
+#: option is Numba's own (``_nrt``, a target option since before 0.59); without it the same
+#: code is compiled with reference counting, which gives the same results.
+LEAF = _leaf_options()
 
 #: the manifest written by ``python -m fastbudget._portable build`` next to this file
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_portable.json")

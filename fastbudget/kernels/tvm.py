@@ -18,7 +18,7 @@ paths took about five times as many bookkeeping steps.
 from collections import namedtuple
 
 import numpy as np
-from ._jit import njit
+from ._jit import LEAF, njit
 
 from . import adiabatic as ad
 from .kernel import RBF, decision_values, exp_neg, kernel_expansion_at
@@ -140,7 +140,7 @@ def _place_twin(st, tw, j, q, sp, sn):
                    tw.drow_t, tw.coef, j, q, sp, sn, np.int64(-1), np.int64(-1), np.bool_(False))
 
 
-@njit(cache=True)
+@njit(cache=True, **LEAF)
 def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s_neg, s_tot,
                    active, dirty, drow, drow_t, coef, j, q, sp, sn, r, rk, part):
     """Put twin j's pivot at q with weights (sp, sn) recorded, both halves (engine slots
@@ -364,7 +364,7 @@ def _add_dst(tw, m, slot, w):
     return m + 1
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, **LEAF)
 def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, drow, drow_t, i, j,
               eta):
     """Write the merged pivot of twins i and j into ``qnew`` and apply the rejection test
