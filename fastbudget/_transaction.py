@@ -10,10 +10,11 @@ overrides ``_save_undo`` / ``_rollback``; any other is snapshotted as a copy of
 
 The update itself runs in compiled code that, for the learners whose loop is one call per
 chunk (TVM, BSGD, Perceptron, Forgetron, Pegasos), releases the GIL, so two threads can
-learn at once on two models. Two updates of one model never run at once: ``_transaction``
-holds a lock per model for the whole update, so a second thread's update waits for the first
-and then learns on its result (neither is lost; their order is the order they got the lock).
-Prediction takes no lock: several threads score one model at once.
+learn at once on two models. Two updates of one model never run at once: every public update
+method is ``locked``, holding a lock per model for the whole call (its validation and its
+transaction), so a second thread's update waits for the first and then learns on its result
+(neither is lost; their order is the order they got the lock). Prediction takes no lock:
+several threads score one model at once.
 """
 import contextlib
 import copy
@@ -136,16 +137,15 @@ class TransactionMixin:
         Snapshots the attribute bindings and the state: into a buffer allocated once when the
         learner exposes ``_state_arrays()``, else as a copy of ``_get_state()`` (cost: one
         copy of the budget-sized state); on an exception (including ``KeyboardInterrupt``)
-        restores them and re-raises. Holds the model's update lock throughout (see the
-        module docstring): an update started by another thread waits for this one.
+        restores them and re-raises. Runs inside a ``locked`` update method, which holds the
+        model's lock (see the module docstring).
         """
-        with _update_lock(self):
-            snap = self._snapshot()
-            try:
-                yield
-            except BaseException:
-                self._restore(snap)
-                raise
+        snap = self._snapshot()
+        try:
+            yield
+        except BaseException:
+            self._restore(snap)
+            raise
 
 
 class _Undo:

@@ -111,33 +111,34 @@ def nn_cache_rebuild(reps, Q, s, side, active, costs, nn_idx, nn_d, nn2_idx, nn2
                    nn2_ok)
 
 
-def best_seconds(fn, rounds=3, min_total=0.5, max_rounds=200):
-    """Least CPU time (``time.process_time``, the suite's clock) of at least ``rounds`` calls
-    of ``fn()``, repeated until they add up to ``min_total`` seconds (short floors are timed
-    many times: a 2 ms loop on a loaded machine needs more than three tries)."""
+def best_seconds(fn, rounds=3, min_total=0.5, max_rounds=200, clock=time.process_time):
+    """Least CPU time (``time.process_time``, the suite's clock; ``clock`` another, e.g.
+    wall time for work in several threads) of at least ``rounds`` calls of ``fn()``, repeated
+    until they add up to ``min_total`` seconds (short floors are timed many times: a 2 ms loop
+    on a loaded machine needs more than three tries)."""
     best = np.inf
     total = 0.0
     k = 0
     while k < rounds or (total < min_total and k < max_rounds):
-        t = time.process_time()
+        t = clock()
         fn()
-        dt = time.process_time() - t
+        dt = clock() - t
         best = min(best, dt)
         total += dt
         k += 1
     return best
 
 
-def timed_before_rounds(peer, times, reps=1, make=None):
+def timed_before_rounds(peer, times, reps=1, make=None, clock=time.process_time):
     """A ``setup`` for ``benchmark.pedantic`` that times ``peer()`` (the least CPU time of
-    ``reps`` calls) before each round and appends it to ``times``; returns ``make()`` as the
+    ``reps`` calls, or by ``clock``) before each round and appends it to ``times``; returns ``make()`` as the
     round's arguments (``((), {})`` when ``make`` is None). The peer and the benchmarked code
     then alternate round by round, and ``min(times)`` is taken in the same conditions as
     the benchmark's own minimum: on this VM a process's speed can differ by up to 70 % from
     the next process's, and under load change within one (``test_bench_engine.py``), so a
     peer timed after all the rounds could land in another mode and move the ratio by a third."""
     def setup():
-        times.append(best_seconds(peer, reps, min_total=0.0))
+        times.append(best_seconds(peer, reps, min_total=0.0, clock=clock))
         return make() if make is not None else ((), {})
     return setup
 

@@ -15,7 +15,7 @@ The compiled predict and TVM's and BSGD's chunk loops release the GIL
 
 Wall time (``time.perf_counter``): the work runs in two threads, whose CPU times add up. The
 1-thread run is timed before each round of the 2-thread one (``_bench.timed_before_rounds``
-does so for CPU time), so the two alternate. With fewer than 2 cores the ratios are recorded
+on the wall clock), so the two alternate. With fewer than 2 cores the ratios are recorded
 and not asserted.
 """
 import os
@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from _bench import CB_GAMMA, checkerboard, uniform_rows
+from _bench import CB_GAMMA, checkerboard, timed_before_rounds, uniform_rows
 import fastbudget as fb
 
 N_ROWS = 2 * 10**6
@@ -35,21 +35,13 @@ TWO_CORES = (os.cpu_count() or 1) >= 2
 MIN_SPEEDUP = 1.5
 
 
-def _wall_before_rounds(peer, times):
-    def setup():
-        t = time.perf_counter()
-        peer()
-        times.append(time.perf_counter() - t)
-        return (), {}
-    return setup
-
-
 def _timed(benchmark, one, two):
     """Rounds of ``two()`` (the benchmark's, wall time), each after a timed ``one()``;
     returns (best one, best two)."""
     ones = []
     benchmark._timer = time.perf_counter
-    benchmark.pedantic(two, setup=_wall_before_rounds(one, ones), rounds=ROUNDS, iterations=1)
+    benchmark.pedantic(two, setup=timed_before_rounds(one, ones, clock=time.perf_counter),
+                       rounds=ROUNDS, iterations=1)
     return min(ones), benchmark.stats.stats.min
 
 
