@@ -819,3 +819,58 @@ def test_gauss_path_that_ended_kt_violated_is_repaired():
         clf.partial_fit(Xa[idx], ya[idx], classes=[-1, 1])
     assert getattr(clf, "n_skipped_", 0) == 0
     assert clf.kkt_residual() <= 1e-9
+
+
+def test_update_kernel_leaks_nothing_without_reference_counting():
+    """``tvm_partial_fit`` is compiled without Numba's reference counting where Numba has the
+    option (``kernels._jit.NO_REFCOUNT``): then every array that its callees allocate is
+    freed within the call (Numba's NRT allocation counters, before and after each call, over
+    kernels, both merges, one- and two-sided, forgetting, duplicated rows and tiny budgets)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    from fastbudget.kernels._jit import NO_REFCOUNT
+    if NO_REFCOUNT:
+        assert ktvm.tvm_partial_fit.targetoptions["_nrt"] is False
+    code = textwrap.dedent("""
+        import itertools, warnings, numpy as np
+        from numba.core.runtime import rtsys
+        import fastbudget.kernels.tvm as ktvm
+        from fastbudget import TVMClassifier
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(0)
+        # a first fit starts Numba's runtime, whose counters exist from then on
+        TVMClassifier(budget=5).fit(rng.normal(size=(50, 2)), np.repeat([-1, 1], 25))
+        inner, tot = ktvm.tvm_partial_fit, [0, 0, 0]
+        def counted(*a):
+            s0 = rtsys.get_allocation_stats()
+            r = inner(*a)
+            s1 = rtsys.get_allocation_stats()
+            tot[0] += 1; tot[1] += s1.alloc - s0.alloc; tot[2] += s1.free - s0.free
+            return r
+        ktvm.tvm_partial_fit = counted
+        for i, (kernel, merge, one_sided) in enumerate(itertools.product(
+                ["rbf", "linear", "poly"], ["input", "feature"], [True, False])):
+            d, B = (2, 5) if i % 2 else (7, 40)
+            X = rng.normal(size=(2000, d))
+            y = np.where(np.sin(3 * X[:, 0]) + X[:, 1] ** 2 > 0.5, 1, -1)
+            y[rng.random(2000) < 0.1] *= -1
+            X[100:200] = X[0]
+            m = TVMClassifier(budget=B, kernel=kernel, merge=merge, one_sided=one_sided,
+                              forgetting="auto" if i % 3 == 0 else None)
+            for lo in range(0, 2000, 400):
+                m.partial_fit(X[lo:lo + 400], y[lo:lo + 400], classes=[-1, 1])
+            for t in range(20):
+                m.learn_one(X[t], y[t])
+        print(*tot)
+    """)
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    calls, alloc, free = map(int, out.stdout.split())
+    assert calls >= 12 * 5
+    assert alloc == free

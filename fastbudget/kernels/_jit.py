@@ -21,22 +21,25 @@ import os
 from numba import njit as _numba_njit
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 
-__all__ = ["njit", "PortableCache", "portable_levels", "LEAF"]
+__all__ = ["njit", "PortableCache", "portable_levels", "NO_REFCOUNT"]
 
 
-def _leaf_options():
+def _no_refcount_options():
     """``{"_nrt": False}`` where this Numba has the option, else ``{}``."""
     from numba.core.cpu import CPUTargetOptions
 
     return {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 
 
-#: options of a *leaf* kernel of TVM's update (one that neither allocates nor calls a function
-#: that does): compiled without Numba's reference counting, whose per-call updates of each
-#: array argument cost about 4 % of a d = 2 stream (``docs/results/tvm_profile.md``). The
-#: option is Numba's own (``_nrt``, a target option since before 0.59); without it the same
-#: code is compiled with reference counting, which gives the same results.
-LEAF = _leaf_options()
+#: options of a kernel that only borrows arrays: it allocates none and gets none back from a
+#: function it calls (a callee may allocate scratch, and frees it before it returns). Such a
+#: kernel is compiled without Numba's reference counting, whose updates at each binding of an
+#: array cost 4-6 % of TVM's d = 2 stream (``docs/results/tvm_profile.md``). Numba refuses to
+#: compile an allocation without it, and its arrays then carry no reference count (a null
+#: one, which a callee compiled with counting skips). The option is Numba's own (``_nrt``, a
+#: target option since before 0.59); without it the same code is compiled with reference
+#: counting, which gives the same results. ``tests/test_tvm.py`` checks that no call leaks.
+NO_REFCOUNT = _no_refcount_options()
 
 #: the manifest written by ``python -m fastbudget._portable build`` next to this file
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_portable.json")
@@ -117,7 +120,14 @@ class PortableCache(FunctionCache):
 def njit(*args, **kwargs):
     """``numba.njit``; with ``cache=True`` the dispatcher's cache is a :class:`PortableCache`
     (set in place of the ``FunctionCache`` Numba would make: what its ``enable_caching``
-    does, so the cache folder is found and checked once)."""
+    does, so the cache folder is found and checked once).
+
+    Each function is compiled with reference counting unless it asks for
+    :data:`NO_REFCOUNT`: Numba would otherwise compile a function first called from a
+    kernel without it without it too (the option is inherited when not set), and refuse one
+    that allocates (the engine's rebuild of R, called from TVM's update)."""
+    if NO_REFCOUNT:
+        kwargs.setdefault("_nrt", True)
     if not kwargs.pop("cache", False):
         return _numba_njit(*args, **kwargs)
     out = _numba_njit(*args, **kwargs)

@@ -15,7 +15,7 @@ touched by a changed twin are recomputed in full; the others compare against the
 twins only: O(B) expected per update (Sec. 4.2.1).
 """
 import numpy as np
-from ._jit import LEAF, njit
+from ._jit import NO_REFCOUNT, njit
 
 from .kernel import LINEAR, kernel_value
 
@@ -166,7 +166,7 @@ def _allowed(side, one_sided, i, j):
     return (not one_sided) or side[i] == side[j]
 
 
-@njit(cache=True, **LEAF)
+@njit(cache=True, **NO_REFCOUNT)
 def merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs):
     """costs[j] = the feature-space merge cost of twins i and j, for every active j != i
     that may merge with i (the other entries are left alone). Modified in place."""
@@ -176,7 +176,7 @@ def merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs):
         costs[j] = merge_cost(FEATURE, code, kpar, Q, s, i, j, tmp)
 
 
-@njit(cache=True, **LEAF)
+@njit(cache=True, **NO_REFCOUNT)
 def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
            nn2_ok):
     """Recompute twin i's best and second-best partners over the active twins (exact).
@@ -222,7 +222,7 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
     nn2_ok[i] = 1
 
 
-@njit(cache=True, **LEAF)
+@njit(cache=True, **NO_REFCOUNT)
 def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
     """``nn_row`` in input space for a twin i whose squared distances to every twin are
     known: ``d2row[j]`` = ||q_i - q_j||^2 (read for the active j only). The costs are
@@ -256,7 +256,7 @@ def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d
     nn2_ok[i] = 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, **LEAF)
+@njit(cache=True, no_cpython_wrapper=True, **NO_REFCOUNT)
 def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn_d, nn2_idx,
               nn2_d, nn2_ok, tmp, dlist, costs, drow, drow_t):
     """Refresh the cache after the twins flagged in ``dirty`` (int8) changed position,

@@ -18,7 +18,7 @@ paths took about five times as many bookkeeping steps.
 from collections import namedtuple
 
 import numpy as np
-from ._jit import LEAF, njit
+from ._jit import NO_REFCOUNT, njit
 
 from . import adiabatic as ad
 from .kernel import RBF, decision_values, exp_neg, kernel_expansion_at
@@ -140,7 +140,7 @@ def _place_twin(st, tw, j, q, sp, sn):
                    tw.drow_t, tw.coef, j, q, sp, sn, np.int64(-1), np.int64(-1), np.bool_(False))
 
 
-@njit(cache=True, **LEAF)
+@njit(cache=True, **NO_REFCOUNT)
 def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s_neg, s_tot,
                    active, dirty, drow, drow_t, coef, j, q, sp, sn, r, rk, part):
     """Put twin j's pivot at q with weights (sp, sn) recorded, both halves (engine slots
@@ -364,7 +364,7 @@ def _add_dst(tw, m, slot, w):
     return m + 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, **LEAF)
+@njit(cache=True, no_cpython_wrapper=True, **NO_REFCOUNT)
 def _merge_ok(mode, code, kpar, fs, Q, coef, s_tot, fq, qnew, tmp, tw_ist, drow, drow_t, i, j,
               eta):
     """Write the merged pivot of twins i and j into ``qnew`` and apply the rejection test
@@ -694,7 +694,7 @@ def _learn_one(st, tw, x, yi, wi, B):
     return s, True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **NO_REFCOUNT)
 def tvm_partial_fit(st, tw, X, y, w, B, fout):
     """Learn the rows of X (labels y in {-1, +1}, weights w) in order: one compiled call per
     chunk. Releases the GIL: models learning in threads of one process run at once (two
