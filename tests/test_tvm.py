@@ -821,36 +821,43 @@ def test_gauss_path_that_ended_kt_violated_is_repaired():
     assert clf.kkt_residual() <= 1e-9
 
 
-def test_update_kernel_leaks_nothing_without_reference_counting():
-    """``tvm_partial_fit`` is compiled without Numba's reference counting where Numba has the
-    option (``kernels._jit.NO_REFCOUNT``): then every array that its callees allocate is
-    freed within the call (Numba's NRT allocation counters, before and after each call, over
-    kernels, both merges, one- and two-sided, forgetting, duplicated rows and tiny budgets)."""
+def test_update_kernels_leak_nothing_without_reference_counting():
+    """TVM's ``tvm_partial_fit`` and BSGD's ``bsgd_fit`` are compiled without Numba's
+    reference counting where Numba has the option (``kernels._jit.NO_REFCOUNT``): then every
+    array that their callees allocate is freed within the call (Numba's NRT allocation
+    counters, before and after each call; TVM over kernels, both merges, one- and two-sided,
+    forgetting, duplicated rows and tiny budgets; BSGD over its maintenances and kernels)."""
     import os
     import subprocess
     import sys
     import textwrap
 
+    from fastbudget.kernels import bsgd as kbsgd
     from fastbudget.kernels._jit import NO_REFCOUNT
     if NO_REFCOUNT:
         assert ktvm.tvm_partial_fit.targetoptions["_nrt"] is False
+        assert kbsgd.bsgd_fit.targetoptions["_nrt"] is False
     code = textwrap.dedent("""
         import itertools, warnings, numpy as np
         from numba.core.runtime import rtsys
         import fastbudget.kernels.tvm as ktvm
-        from fastbudget import TVMClassifier
+        import fastbudget.kernels.bsgd as kbsgd
+        from fastbudget import BSGDClassifier, TVMClassifier
         warnings.simplefilter("ignore")
         rng = np.random.default_rng(0)
         # a first fit starts Numba's runtime, whose counters exist from then on
         TVMClassifier(budget=5).fit(rng.normal(size=(50, 2)), np.repeat([-1, 1], 25))
-        inner, tot = ktvm.tvm_partial_fit, [0, 0, 0]
-        def counted(*a):
-            s0 = rtsys.get_allocation_stats()
-            r = inner(*a)
-            s1 = rtsys.get_allocation_stats()
-            tot[0] += 1; tot[1] += s1.alloc - s0.alloc; tot[2] += s1.free - s0.free
-            return r
-        ktvm.tvm_partial_fit = counted
+        tot = [0, 0, 0]
+        def counted(inner):
+            def call(*a):
+                s0 = rtsys.get_allocation_stats()
+                r = inner(*a)
+                s1 = rtsys.get_allocation_stats()
+                tot[0] += 1; tot[1] += s1.alloc - s0.alloc; tot[2] += s1.free - s0.free
+                return r
+            return call
+        ktvm.tvm_partial_fit = counted(ktvm.tvm_partial_fit)
+        kbsgd.bsgd_fit = counted(kbsgd.bsgd_fit)
         for i, (kernel, merge, one_sided) in enumerate(itertools.product(
                 ["rbf", "linear", "poly"], ["input", "feature"], [True, False])):
             d, B = (2, 5) if i % 2 else (7, 40)
@@ -864,6 +871,11 @@ def test_update_kernel_leaks_nothing_without_reference_counting():
                 m.partial_fit(X[lo:lo + 400], y[lo:lo + 400], classes=[-1, 1])
             for t in range(20):
                 m.learn_one(X[t], y[t])
+            kinds = ("merging", "removal", "projection") if kernel == "rbf" else \
+                ("removal", "projection")
+            b = BSGDClassifier(budget=B, kernel=kernel, maintenance=kinds[i % len(kinds)])
+            for lo in range(0, 2000, 400):
+                b.partial_fit(X[lo:lo + 400], y[lo:lo + 400], classes=[-1, 1])
         print(*tot)
     """)
     env = dict(os.environ, NUMBA_NRT_STATS="1")
@@ -872,5 +884,6 @@ def test_update_kernel_leaks_nothing_without_reference_counting():
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     calls, alloc, free = map(int, out.stdout.split())
-    assert calls >= 12 * 5
+    assert calls >= 12 * 10
+    assert alloc > 0            # the callees' scratch (the engine's rebuild of R) is counted
     assert alloc == free

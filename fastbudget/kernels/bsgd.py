@@ -16,7 +16,7 @@ State (allocated once by the estimator layer, capacity ``B + 1``): ``SV`` (B+1, 
 last live row in. Work arrays (``krow``, ``Lw``, ``v``, ``z``) are preallocated too.
 """
 import numpy as np
-from ._jit import njit
+from ._jit import NO_REFCOUNT, njit
 
 from .kernel import RBF, kernel_value
 
@@ -234,11 +234,12 @@ def _project_out(SV, alpha, Kc, sv_t, n_live, Lw, v, jitter):
     return nb, status
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **NO_REFCOUNT)
 def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, maintenance,
              krow, Lw, v, z, tol, jitter):
     """BSGD on a chunk (Wang, Crammer & Vucetic 2012, Algorithm 1 with Sec. 4 maintenance).
-    Releases the GIL, as ``tvm.tvm_partial_fit`` does.
+    Releases the GIL, and is compiled without reference counting, as
+    ``tvm.tvm_partial_fit`` is.
 
     Parameters
     ----------
