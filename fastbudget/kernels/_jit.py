@@ -36,9 +36,10 @@ def _no_refcount_options():
 #: kernel is compiled without Numba's reference counting, whose updates at each binding of an
 #: array cost 4-6 % of TVM's d = 2 stream (``docs/results/tvm_profile.md``). Numba refuses to
 #: compile an allocation without it, and its arrays then carry no reference count (a null
-#: one, which a callee compiled with counting skips). The option is Numba's own (``_nrt``, a
-#: target option since before 0.59); without it the same code is compiled with reference
-#: counting, which gives the same results. ``tests/test_tvm.py`` checks that no call leaks.
+#: one, which a callee compiled with counting skips). The option is Numba's own (``_nrt``; the
+#: source of 0.59, the oldest Numba supported, has it, its inheritance and that null check);
+#: without it the same code is compiled with reference counting, which gives the same
+#: results. ``tests/test_tvm.py`` checks that no call leaks.
 NO_REFCOUNT = _no_refcount_options()
 
 #: the manifest written by ``python -m fastbudget._portable build`` next to this file
