@@ -958,3 +958,29 @@ def test_unseen_label_of_any_dtype_is_the_same_value_error(kind):
                                          r"classes"):
         est.partial_fit(X[:5], y2)
     assert_same_state(model_state(est), before)
+
+
+def test_all_finite_agrees_with_the_elementwise_check():
+    """``_validation.all_finite`` (a sum first, the element-wise check only when the sum is
+    not finite) answers as ``np.isfinite(X).all()`` does: on finite arrays whose sum
+    overflows, on +inf and -inf together (their sum is NaN), on NaN, on one bad entry
+    among many, and on empty arrays; ``check_array`` accepts the finite overflowing array
+    and names the first bad entry."""
+    from fastbudget._validation import all_finite, check_array
+    rng = np.random.default_rng(0)
+    cases = [np.full((3, 2), 1e308), np.array([[np.inf, -np.inf]]), np.array([[1.0, np.nan]]),
+             np.zeros((0, 3)), rng.normal(size=(50, 4)) * 1e300]
+    for _ in range(200):
+        X = rng.normal(size=(rng.integers(1, 30), rng.integers(1, 5)))
+        if rng.random() < 0.7:
+            X[rng.integers(X.shape[0]), rng.integers(X.shape[1])] = rng.choice(
+                [np.nan, np.inf, -np.inf, 1e308])
+        cases.append(X)
+    for X in cases:
+        assert all_finite(X) == bool(np.isfinite(X).all()), X
+    big = np.full((3, 2), 1e308)
+    assert check_array(big) is not None and np.isinf(np.sum(big))
+    bad = np.full((4, 3), 1e308)
+    bad[2, 1] = -np.inf
+    with pytest.raises(ValueError, match=r"NaN or infinity \(first at row 2, column 1\)"):
+        check_array(bad)
