@@ -131,8 +131,9 @@ def best_seconds(fn, rounds=3, min_total=0.5, max_rounds=200, clock=time.process
 
 def timed_before_rounds(peer, times, reps=1, make=None, clock=time.process_time):
     """A ``setup`` for ``benchmark.pedantic`` that times ``peer()`` (the least CPU time of
-    ``reps`` calls, or by ``clock``) before each round and appends it to ``times``; returns ``make()`` as the
-    round's arguments (``((), {})`` when ``make`` is None). The peer and the benchmarked code
+    ``reps`` calls, or the least time by ``clock``) before each round and appends it to
+    ``times``; returns ``make()`` as the round's arguments (``((), {})`` when ``make`` is
+    None). The peer and the benchmarked code
     then alternate round by round, and ``min(times)`` is taken in the same conditions as
     the benchmark's own minimum: on this VM a process's speed can differ by up to 70 % from
     the next process's, and under load change within one (``test_bench_engine.py``), so a

@@ -1,6 +1,10 @@
 """Small helpers shared by the infrastructure tests."""
 import importlib.util
+import os
 import pathlib
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 
@@ -14,6 +18,17 @@ def perf_script(name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def run_with_nrt_stats(code, timeout=600):
+    """Run the Python source ``code`` in a fresh interpreter from the repository's root
+    with Numba's allocation counters on (``NUMBA_NRT_STATS=1``, read when Numba starts, so
+    not settable in this process); asserts it succeeded and returns its stdout."""
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 def stream(seed, n=240, d=3, n_classes=2):

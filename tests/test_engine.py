@@ -12,9 +12,6 @@ Certificates after every single step: the KT conditions recomputed from scratch
 (scaled residual <= 1e-8), sum_i alpha_i y_i = 0, box constraints, and max |J R - I|.
 """
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -24,6 +21,7 @@ from hypothesis import strategies as hst
 from _engine import (AGREE, KT_TOL, assert_matches_oracle, assert_state_as_before, certify,
                      engine_alpha, engine_view, ill_conditioned_data, kernel_args, learn_stream,
                      make_data)
+from _helpers import run_with_nrt_stats
 from fastbudget.engine import RELEARN_ORDERS, CapacityError, IncrementalEngine, NumericalError
 from fastbudget.kernels import adiabatic as ad
 from fastbudget.kernels import ops
@@ -382,7 +380,7 @@ def test_no_allocation_per_example():
     """Learning examples allocates nothing per example: a compiled batch of 10 and one of
     590 make the same number of Numba NRT allocations (the per-call unboxing of the
     argument arrays) and the same Python-heap peak (tracemalloc) up to a constant."""
-    code = textwrap.dedent("""
+    code = """
         import tracemalloc, numpy as np
         from numba.core.runtime import rtsys
         from fastbudget.engine import IncrementalEngine
@@ -402,13 +400,8 @@ def test_no_allocation_per_example():
             a1 = rtsys.get_allocation_stats()
             out += [a1.alloc - a0.alloc, a1.free - a0.free, peak]
         print(*out, eng.n_rebuilds)
-    """)
-    env = dict(os.environ, NUMBA_NRT_STATS="1")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    a10, f10, p10, a590, f590, p590, n_rebuilds = map(int, out.stdout.split())
+    """
+    a10, f10, p10, a590, f590, p590, n_rebuilds = map(int, run_with_nrt_stats(code).split())
     assert n_rebuilds == 0  # a rebuild of R (rare, O(|S|^3)) would allocate its inverse
     assert a590 == a10 and f590 == f10
     # Python side: the transaction snapshot (O(capacity + |S|^2)) and the slots array (8 n)

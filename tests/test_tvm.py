@@ -3,7 +3,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import assert_same_state, model_state
+from _helpers import assert_same_state, model_state, run_with_nrt_stats
 from reference import svm_reference as ref
 
 from fastbudget import RejectionWarning, TVMClassifier
@@ -827,17 +827,12 @@ def test_update_kernels_leak_nothing_without_reference_counting():
     array that their callees allocate is freed within the call (Numba's NRT allocation
     counters, before and after each call; TVM over kernels, both merges, one- and two-sided,
     forgetting, duplicated rows and tiny budgets; BSGD over its maintenances and kernels)."""
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
     from fastbudget.kernels import bsgd as kbsgd
     from fastbudget.kernels._jit import NO_REFCOUNT
     if NO_REFCOUNT:
         assert ktvm.tvm_partial_fit.targetoptions["_nrt"] is False
         assert kbsgd.bsgd_fit.targetoptions["_nrt"] is False
-    code = textwrap.dedent("""
+    code = """
         import itertools, warnings, numpy as np
         from numba.core.runtime import rtsys
         import fastbudget.kernels.tvm as ktvm
@@ -877,13 +872,8 @@ def test_update_kernels_leak_nothing_without_reference_counting():
             for lo in range(0, 2000, 400):
                 b.partial_fit(X[lo:lo + 400], y[lo:lo + 400], classes=[-1, 1])
         print(*tot)
-    """)
-    env = dict(os.environ, NUMBA_NRT_STATS="1")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    calls, alloc, free = map(int, out.stdout.split())
+    """
+    calls, alloc, free = map(int, run_with_nrt_stats(code).split())
     assert calls >= 12 * 10
     assert alloc > 0            # the callees' scratch (the engine's rebuild of R) is counted
     assert alloc == free

@@ -703,10 +703,10 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
             _tw_QT[k, i] = _tw_Q[i, k]
     for t in range(X.shape[0]):
         _tw_ist[T_SEEN] += 1
-        # Beneficial (Alg. 2), written out in the loop: most examples stop here. (A call
-        # of _learn_one, whose two state tuples hold ~45 arrays, would cost reference-count
-        # updates that dominate the cost of scoring; even an inlined helper taking the
-        # arrays costs about 4 per row, 6 % of a d = 2 stream.) The row is only counted
+        # Beneficial (Alg. 2), written out in the loop: most examples stop here. (Written
+        # out when helpers cost reference-count updates of the arrays they bind; the kernel
+        # is now compiled without them, ``NO_REFCOUNT``, and the loop stays as the
+        # vectorised form of the scoring.) The row is only counted
         # when its weight is 0, or the budget is full and |f(x)| > m1. For an RBF kernel
         # the squared distance and the kernel value of the row to every twin of nonzero
         # coefficient are kept in drow[D_NEW] and drow[D_NEW_K] (the sum is
