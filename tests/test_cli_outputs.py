@@ -196,3 +196,31 @@ def test_failed_checkpoint_leaves_the_previous_pair(small, tmp_path, monkeypatch
     m = fastbudget.load(out)
     assert m.n_features_in_ == 2
     assert json.loads((tmp_path / "m.npz.scaler.json").read_text())["mode"] == "none"
+
+
+@pytest.mark.parametrize("values,classes", [
+    (np.array([-1.0, 1.0, 1.0, -1.0]), np.array([-1.0, 1.0])),
+    (np.array([0, 2, 1, 2]), np.array([0, 1, 2])),
+    (np.array(["dog", "T", "cat"]), np.array(["T", "cat", "dog"])),
+    (np.array([-0.0, 0.0, 2.5, 3.0]), np.array([0.0, 2.5, 3.0])),
+    (np.array([1.0, 7.0, np.nan]), np.array([1.0, 7.0])),      # a label that is no class
+    (np.array([5.0, 9.0]), np.array(["a", "b"])),              # classes of another kind
+    (np.array([2.0, 1.0]), None),
+    (np.zeros(0), np.array([0.0, 1.0])),
+])
+def test_predict_lines_are_each_label_formatted(values, classes):
+    """``predict``'s lines of a block, built from each distinct label formatted once, are the
+    label-by-label formatting (``labels_fmt``) of every row, whatever the classes given."""
+    from fastbudget.cli.values import labels_fmt, rows_text
+    assert rows_text(values, classes=classes) == "\n".join(labels_fmt(v) for v in values)
+
+
+@pytest.mark.parametrize("scores", [
+    np.array([0.123456789, -1e-9, 3e20, -0.0, np.inf, -np.inf, np.nan, 5e-324]),
+    np.random.default_rng(0).normal(size=(7, 3)),
+])
+def test_predict_score_lines_are_each_value_formatted(scores):
+    """``predict --scores``: one line per row, its values as ``%.6g`` separated by spaces."""
+    from fastbudget.cli.values import rows_text
+    expected = "\n".join(" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in scores)
+    assert rows_text(scores, scores=True) == expected

@@ -18,7 +18,7 @@ from .errors import CLIError
 from .files import check_not_input, check_output, load_model
 from .scaler import Scaler
 from .stream import finish
-from .values import labels_fmt, parse_classes
+from .values import parse_classes, rows_text
 
 #: the learners the cluster path trains (shard and merge needs the learner's merge rule)
 CLUSTER_LEARNERS = ("tvm",)
@@ -195,11 +195,7 @@ def predict(opts, args):
                                                   chunk_size=opts.chunk_size,
                                                   transform=transform, scores=args.scores,
                                                   **options)):
-            if args.scores:
-                rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in res)
-            else:
-                rows = (labels_fmt(v) for v in res)
-            text = "\n".join(rows)
+            text = rows_text(res, args.scores, model.classes_)
             if text:
                 out.write(text + "\n")
     return 0

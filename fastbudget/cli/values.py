@@ -112,6 +112,36 @@ def labels_fmt(v):
     return str(v)
 
 
+def rows_text(values, scores=False, classes=None):
+    """The lines ``fastbudget predict`` prints for a block of predictions, joined by newlines
+    (no final one): labels as :func:`labels_fmt` prints them, or with ``scores`` decision
+    values as ``%.6g`` (one row per line, one-vs-rest columns separated by spaces).
+
+    Each distinct label is formatted once and the block's lines are taken from those (found
+    in ``classes``, the model's sorted ``classes_``, when given): a label at a time in Python
+    took 0.5 us per row, which made the command's one process the bottleneck of
+    ``--workers`` (10^7 rows: 7.6 s with one worker and 7.7 s with two)."""
+    v = np.asarray(values)
+    if v.shape[0] == 0:
+        return ""
+    if scores:
+        text = np.char.mod("%.6g", v).tolist()
+        if v.ndim > 1:
+            text = [" ".join(r) for r in text]
+        return "\n".join(text)
+    v = v.reshape(-1)
+    uniq = None
+    if classes is not None and len(classes) and np.asarray(classes).dtype.kind == v.dtype.kind:
+        uniq = np.asarray(classes)
+        inv = np.minimum(np.searchsorted(uniq, v), uniq.shape[0] - 1)
+        if not np.array_equal(uniq[inv], v):    # (a label that is not one of the classes)
+            uniq = None
+    if uniq is None:
+        uniq, inv = np.unique(v, return_inverse=True)
+    words = np.array([labels_fmt(u) for u in uniq], dtype=object)
+    return "\n".join(words[inv.reshape(-1)].tolist())
+
+
 YES_NO_AUTO = {"auto": "auto", "yes": True, "no": False}   # --header, --zero-based
 
 

@@ -4,15 +4,13 @@ scored with NumPy alone (:mod:`fastbudget.serving`)."""
 import contextlib
 import sys
 
-import numpy as np
-
 from ..._progress import progress
 from ...persist import atomic_file
 from ..data import model_chunks
 from ..errors import no_rows
 from ..files import check_not_input, check_output, load_predictor
 from ..scaler import SCALER_SUFFIX
-from ..values import labels_fmt
+from ..values import rows_text
 
 
 def run(opts, args):
@@ -35,12 +33,8 @@ def run(opts, args):
         n = 0
         for X, _y in chunks:
             n += X.shape[0]
-            if args.scores:
-                s = np.asarray(model.decision_function(X))
-                rows = (" ".join(f"{v:.6g}" for v in np.atleast_1d(r)) for r in s)
-            else:
-                rows = (labels_fmt(v) for v in model.predict(X))
-            out.write("\n".join(rows) + "\n")
+            res = model.decision_function(X) if args.scores else model.predict(X)
+            out.write(rows_text(res, args.scores, model.classes_) + "\n")
             bar.update(X.shape[0])
         if n == 0:          # (as evaluate and update refuse it; -o FILE is not written)
             raise no_rows(desc)
