@@ -364,6 +364,22 @@ def _add_dst(tw, m, slot, w):
     return m + 1
 
 
+@njit(cache=True, inline="always")
+def _sq_dist_row(QT, x, out):
+    """out[t] = ||q_t - x||^2 for every twin index t, from the pivots transposed (``QT[k, t]``
+    = ``Q[t, k]``), feature by feature: the loop over the twins vectorises, and each twin's
+    sum is taken in increasing k from 0.0, as one twin at a time sums it (the same bits).
+    Modified in place; inlined into the Beneficial test and the rejection test, which
+    compile without reference counting, so the row views cost nothing."""
+    for t in range(out.shape[0]):
+        out[t] = 0.0
+    for k in range(x.shape[0]):
+        xk = x[k]
+        for t in range(out.shape[0]):
+            u = QT[k, t] - xk
+            out[t] += u * u
+
+
 @njit(cache=True, no_cpython_wrapper=True, **NO_REFCOUNT)
 def _merge_ok(mode, code, kpar, fs, Q, QT, coef, s_tot, fq, qnew, tmp, tw_ist, drow, drow_t, i,
               j, eta):
@@ -387,21 +403,12 @@ def _merge_ok(mode, code, kpar, fs, Q, QT, coef, s_tot, fq, qnew, tmp, tw_ist, d
         return True
     if code == RBF:
         gk = kpar[0]
-        d = qnew.shape[0]
         sf = fs[ad.F_B]
         nq = coef.shape[0]
-        # the squared distances to every twin index, feature by feature over the transposed
-        # pivots, as the Beneficial test of ``tvm_partial_fit`` sums them: the loop over the
-        # twins vectorises, and each twin's sum is taken in increasing k from 0.0 (the bits
-        # of one twin at a time). At d = 123, eight twins per pass over qnew (scalar) cost
-        # about 1.6 times a scored row per merge tried
-        for t in range(nq):
-            drow[D_MERGED, t] = 0.0
-        for k in range(d):
-            qk = qnew[k]
-            for t in range(nq):
-                u = QT[k, t] - qk
-                drow[D_MERGED, t] += u * u
+        # the squared distances to every twin index, as the Beneficial test sums them (at
+        # d = 123, eight twins per pass over qnew, scalar, cost about 1.6 times a scored row
+        # per merge tried)
+        _sq_dist_row(QT, qnew, drow[D_MERGED])
         # three loops, so that the kernel values' (exp_neg) vectorises
         for t in range(nq):
             drow[D_MERGED_K, t] = exp_neg(-gk * drow[D_MERGED, t])
@@ -725,13 +732,7 @@ def tvm_partial_fit(st, tw, X, y, w, B, fout):
                 # sum is taken in increasing k from 0.0, as the row-by-row loop of
                 # ``kernel_expansion_at`` takes it (the same bits). (Twins of coefficient 0
                 # get their distance too; ``_place_twin_at`` recomputes those it needs.)
-                for i in range(nq):
-                    _tw_drow[D_NEW, i] = 0.0
-                for k in range(d):
-                    xk = X[t, k]
-                    for i in range(nq):
-                        u = _tw_QT[k, i] - xk
-                        _tw_drow[D_NEW, i] += u * u
+                _sq_dist_row(_tw_QT, X[t], _tw_drow[D_NEW])
                 # the kernel values in a loop of their own, which vectorises
                 for i in range(nq):
                     if _tw_coef[i] != 0.0:
