@@ -15,8 +15,7 @@ import numpy as np
 from numba import njit
 
 from fastbudget.kernels.kernel import exp_neg
-from fastbudget.kernels.merge import INPUT as MERGE_INPUT
-from fastbudget.kernels.merge import nn_row
+from fastbudget.kernels.merge import nn_row_input
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: data sets of the papers (``load_paper_dataset``); ``FASTBUDGET_DATA`` overrides it
@@ -102,13 +101,13 @@ def nearest_pairs(Q, s, side, nn_idx, nn_d):
 
 @njit(cache=True)
 def nn_cache_rebuild(reps, Q, s, side, active, costs, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
-    """``reps`` times, TVM's nearest-merge-neighbour row (``kernels.merge.nn_row``, input
-    space, one-sided) of every twin, from one compiled loop (so that the benchmark times the
+    """``reps`` times, TVM's nearest-merge-neighbour row (``kernels.merge.nn_row_input``,
+    one-sided) of every twin, from one compiled loop (so that the benchmark times the
     kernel, not Python's calls into it)."""
     for _ in range(reps):
         for i in range(Q.shape[0]):
-            nn_row(MERGE_INPUT, Q, s, side, True, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
-                   nn2_ok)
+            nn_row_input(Q, s, side, True, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
+                         nn2_ok)
 
 
 def best_seconds(fn, rounds=3, min_total=0.5, max_rounds=200, clock=time.process_time):

@@ -465,7 +465,8 @@ def _src_ranges():
     mark(kk.kernel_expansion_at, "kernel expansion f(x) over the twins")
     mark(kk.kernel_row_at, "kernel row")
     mark(ktvm.twin_decision, "rejection test f(q_new)")
-    mark(mg.nn_row, "nn: full rows")
+    for fn in (mg.nn_row, mg.nn_row_input, mg._costs_from_d2, mg._costs_from_q, mg._best_two):
+        mark(fn, "nn: full rows")
     mark(mg.nn_update, "nn: compare with changed twins / bookkeeping")
     return comp, resolve
 
@@ -484,7 +485,7 @@ GROUPS = [
     ("_sync: g refresh, drift check, coef/f(q)", ["tvm._learn_one@sync", "adiabatic.refresh",
                                                   "adiabatic.check_drift", "jacobian.jr_residual",
                                                   "adiabatic._f_all", "adiabatic._coef_into"]),
-    ("nn cache (nn_update, nn_row)", ["merge.nn_update", "merge.nn_row", "merge.nn_row_d2"]),
+    ("nn cache (nn_update, nn_row)", ["merge.nn_update", "merge.nn_row", "merge.nn_row_input"]),
     ("NRT_incref/decref", ["NRT_incref", "NRT_decref"]),
 ]
 

@@ -164,10 +164,14 @@ def test_tvm_predict(benchmark):
 
 
 @pytest.mark.quick
-def test_tvm_merge_nn_cache(benchmark):
-    """The merge step's search: TVM's nearest-merge-neighbour cache rebuilt in full (``nn_row``
-    for each of the 100 twins; input space, one-sided) against a compiled all-pairs loop over
-    the same twins. Asserts the cache finds the exact nearest pairs."""
+def test_tvm_merge_nn_rows(benchmark):
+    """The merge step's search: TVM's nearest-merge-neighbour cache rebuilt in full
+    (``nn_row_input`` for each of the 100 twins; one-sided) against a compiled all-pairs loop
+    over the same twins. Asserts the cache finds the exact nearest pairs.
+
+    (Until 2026-11-27 ``test_tvm_merge_nn_cache``, timing the branchy row that the stream
+    used then: ``perf/README.md``. The same 100 rows repeated 2,000 times let the branch
+    predictor learn the twins' sides, which favours branches here and not in the stream.)"""
     X, y, _, _ = checkerboard(30_000)
     clf = TVMClassifier(budget=100, gamma=CB_GAMMA).fit(X, y)
     tw = clf.twins_

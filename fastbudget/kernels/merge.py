@@ -177,36 +177,19 @@ def merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
-           nn2_ok):
-    """Recompute twin i's best and second-best partners over the active twins (exact).
-    Modified in place.
-
-    The input-space cost is computed here; feature-space costs are read from ``costs``
-    (``merge_costs``). The loop then calls nothing, so Numba needs no reference-count
-    updates of the arrays (see ``kernels.adiabatic``); this is the cache's hot loop."""
+def nn_row(side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
+    """Recompute twin i's best and second-best partners over the active twins (exact) from
+    the feature-space costs in ``costs`` (``merge_costs``; input space: ``_costs_from_d2``
+    / ``_costs_from_q`` and ``_best_two``). Modified in place. The loop calls nothing, so
+    Numba needs no reference-count updates of the arrays (see ``kernels.adiabatic``)."""
     b1 = np.inf
     j1 = -1
     b2 = np.inf
     j2 = -1
-    d = Q.shape[1]
-    si = s[i]
     for j in range(active.shape[0]):
         if j == i or not active[j] or (one_sided and side[i] != side[j]):
             continue
-        if mode == INPUT:
-            # written out (no helper taking arrays)
-            d2 = 0.0
-            for k in range(d):
-                e = Q[i, k] - Q[j, k]
-                d2 += e * e
-            p = si * s[j] * d2
-            q = si + s[j]
-            if _beyond(p, q, b1, b2):
-                continue
-            c = p / q
-        else:
-            c = costs[j]
+        c = costs[j]
         if before(c, j, b1, j1):
             b2 = b1
             j2 = j1
@@ -215,6 +198,75 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
         elif before(c, j, b2, j2):
             b2 = c
             j2 = j
+    nn_idx[i] = j1
+    nn_d[i] = b1
+    nn2_idx[i] = j2
+    nn2_d[i] = b2
+    nn2_ok[i] = 1
+
+
+@njit(cache=True, inline="always")
+def _costs_from_d2(s, side, one_sided, active, i, d2row, out):
+    """``out[j]`` = the input-space merge cost of twins i and j from their squared distance
+    ``d2row[j]``, computed as the cache always computed it (the same bits), for every j that
+    may merge with i (active, j != i, on i's side when ``one_sided``); NaN for the others.
+    The test is a select, not a branch, so the loop vectorises and the twins' sides, which
+    alternate at random, cost no mispredicted branches."""
+    si = s[i]
+    sdi = side[i]
+    every_side = not one_sided
+    for j in range(active.shape[0]):
+        c = si * s[j] * d2row[j] / (si + s[j])
+        ok = (active[j] != 0) & (j != i) & (every_side | (side[j] == sdi))
+        out[j] = c if ok else np.nan
+
+
+@njit(cache=True, inline="always")
+def _costs_from_q(Q, s, side, one_sided, active, i, out):
+    """``_costs_from_d2`` with the squared distances summed over the features as ``nn_row``
+    sums them (the same bits)."""
+    si = s[i]
+    sdi = side[i]
+    every_side = not one_sided
+    d = Q.shape[1]
+    for j in range(active.shape[0]):
+        d2 = 0.0
+        for k in range(d):
+            e = Q[i, k] - Q[j, k]
+            d2 += e * e
+        c = si * s[j] * d2 / (si + s[j])
+        ok = (active[j] != 0) & (j != i) & (every_side | (side[j] == sdi))
+        out[j] = c if ok else np.nan
+
+
+@njit(cache=True, inline="always")
+def _best_two(costs, off, n, i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
+    """Twin i's best and second-best partners from ``costs[off:off + n]`` (NaN: not a
+    partner), scanned in index order and ranked by ``before`` as ``nn_row`` ranks them:
+    the same result. A cost above the larger of the two kept by more than ``_BEYOND``
+    (relative) ranks after both and is passed over with one comparison, the test of
+    ``_beyond`` on the quotient (a NaN fails it too)."""
+    b1 = np.inf
+    j1 = -1
+    b2 = np.inf
+    j2 = -1
+    lim = np.inf
+    for j in range(n):
+        c = costs[off + j]
+        if not c <= lim:
+            continue
+        if before(c, j, b1, j1):
+            b2 = b1
+            j2 = j1
+            b1 = c
+            j1 = j
+        elif before(c, j, b2, j2):
+            b2 = c
+            j2 = j
+        else:
+            continue
+        t = b1 if b1 > b2 else b2
+        lim = t * (1.0 + _BEYOND)
     nn_idx[i] = j1
     nn_d[i] = b1
     nn2_idx[i] = j2
@@ -223,37 +275,12 @@ def nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def nn_row_d2(s, side, one_sided, active, i, d2row, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
-    """``nn_row`` in input space for a twin i whose squared distances to every twin are
-    known: ``d2row[j]`` = ||q_i - q_j||^2 (read for the active j only). The costs are
-    those ``nn_row`` computes, bit for bit (the distance is symmetric in i and j, and so
-    is the cost formula); O(B) instead of O(B d). Modified in place."""
-    b1 = np.inf
-    j1 = -1
-    b2 = np.inf
-    j2 = -1
-    si = s[i]
-    for j in range(active.shape[0]):
-        if j == i or not active[j] or (one_sided and side[i] != side[j]):
-            continue
-        p = si * s[j] * d2row[j]
-        q = si + s[j]
-        if _beyond(p, q, b1, b2):
-            continue
-        c = p / q
-        if before(c, j, b1, j1):
-            b2 = b1
-            j2 = j1
-            b1 = c
-            j1 = j
-        elif before(c, j, b2, j2):
-            b2 = c
-            j2 = j
-    nn_idx[i] = j1
-    nn_d[i] = b1
-    nn2_idx[i] = j2
-    nn2_d[i] = b2
-    nn2_ok[i] = 1
+def nn_row_input(Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
+                 nn2_ok):
+    """Recompute twin i's best and second-best partners in input space (exact), the costs
+    from the pivots (into ``costs[:len(active)]``, scratch). Modified in place."""
+    _costs_from_q(Q, s, side, one_sided, active, i, costs)
+    _best_two(costs, 0, active.shape[0], i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok)
 
 
 @njit(cache=True, no_cpython_wrapper=True, **NO_REFCOUNT)
@@ -272,7 +299,11 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
     cheapest merge partner of most twins and is merged again soon after: recomputing every
     row that pointed to it cost ~30 full rows per accepted example, the second best
     brings it to a few. Cost O(B n_dirty) plus O(B d) per recomputed row. ``dlist`` (int64)
-    and ``costs`` (float64) are scratch of ``len(active)`` entries.
+    is scratch of 2 ``len(active)`` entries; ``costs`` (float64, the twins' ``pk``) of
+    n (n - 1) / 2 for n = ``len(active)``: its first n entries hold the costs of a row
+    recomputed in full, and in input space each following block of n the costs of every
+    row against one changed twin (as many changed twins as there are blocks; the others
+    are compared one row at a time).
 
     In input space, row r of ``drow`` may hold the squared distances of twin ``drow_t[r]``
     (-1: none) to every twin, computed when it was placed (``kernels.tvm``): that twin's
@@ -294,6 +325,34 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                 if drow_t[r] == dlist[k]:
                     rk = r
         dlist[n + k] = rk
+    # input space: every row's cost against each changed twin, one row of the scratch per
+    # changed twin after its first n entries (NaN where the pair may not merge), computed
+    # as the loop below computes them (the same bits) but over all rows at once, with no
+    # branch on the sides; changed twins beyond the scratch's rows are compared below
+    kr = 0
+    if mode == INPUT:
+        kr = max(0, min(nd, costs.shape[0] // n - 1))
+        every_side = not one_sided
+        for k in range(kr):
+            j = dlist[k]
+            rj = dlist[n + k]
+            off = (k + 1) * n
+            sj = s[j]
+            sdj = side[j]
+            if rj >= 0:
+                for i in range(n):
+                    c = s[i] * sj * drow[rj, i] / (s[i] + sj)
+                    ok = (i != j) & (every_side | (side[i] == sdj))
+                    costs[off + i] = c if ok else np.nan
+            else:
+                for i in range(n):
+                    d2 = 0.0
+                    for m in range(Q.shape[1]):
+                        e = Q[i, m] - Q[j, m]
+                        d2 += e * e
+                    c = s[i] * sj * d2 / (s[i] + sj)
+                    ok = (i != j) & (every_side | (side[i] == sdj))
+                    costs[off + i] = c if ok else np.nan
     rows = 0
     for i in range(n):
         if not active[i]:
@@ -338,14 +397,19 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                 for k in range(nd):
                     if dlist[k] == i:
                         ri = dlist[n + k]
-            if ri >= 0:
-                nn_row_d2(s, side, one_sided, active, i, drow[ri], nn_idx, nn_d, nn2_idx,
-                          nn2_d, nn2_ok)
+            if mode == INPUT:
+                # (into the first n entries of the scratch: the rows of the changed
+                # twins' costs start after them)
+                if ri >= 0:
+                    _costs_from_d2(s, side, one_sided, active, i, drow[ri], costs)
+                    _best_two(costs, 0, n, i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok)
+                else:
+                    nn_row_input(Q, s, side, one_sided, active, i, costs, nn_idx, nn_d,
+                                 nn2_idx, nn2_d, nn2_ok)
             else:
-                if mode != INPUT:
-                    merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
-                nn_row(mode, Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx,
-                       nn2_d, nn2_ok)
+                merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
+                nn_row(side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
+                       nn2_ok)
             rows += 1
             continue
         # merge with the changed twins
@@ -355,10 +419,17 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
         j2 = u2
         for k in range(nd):
             j = dlist[k]
-            if j == i or (one_sided and side[i] != side[j]):
+            if k < kr:
+                c = costs[(k + 1) * n + i]
+                t = b1 if b1 > b2 else b2
+                # (NaN: the pair may not merge; above t by more than _BEYOND: ranked
+                # after both, as _beyond tests on the quotient's parts)
+                if not c <= t * (1.0 + _BEYOND):
+                    continue
+            elif j == i or (one_sided and side[i] != side[j]):
                 continue
-            rj = dlist[n + k]
-            if mode == INPUT:
+            elif mode == INPUT:
+                rj = dlist[n + k]
                 if rj >= 0:
                     d2 = drow[rj, i]
                 else:
