@@ -278,7 +278,9 @@ def _best_two(costs, off, n, i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok):
 def nn_row_input(Q, s, side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
                  nn2_ok):
     """Recompute twin i's best and second-best partners in input space (exact), the costs
-    from the pivots (into ``costs[:len(active)]``, scratch). Modified in place."""
+    from the pivots (into ``costs[:len(active)]``, scratch). Modified in place. The same
+    two helpers as ``nn_update``'s full rows, which inline them (a call here measured 1-2 %
+    slower in the stream); the perf suite times the cache's rows through this one."""
     _costs_from_q(Q, s, side, one_sided, active, i, costs)
     _best_two(costs, 0, active.shape[0], i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok)
 
@@ -325,10 +327,13 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                 if drow_t[r] == dlist[k]:
                     rk = r
         dlist[n + k] = rk
-    # input space: every row's cost against each changed twin, one row of the scratch per
-    # changed twin after its first n entries (NaN where the pair may not merge), computed
-    # as the loop below computes them (the same bits) but over all rows at once, with no
-    # branch on the sides; changed twins beyond the scratch's rows are compared below
+    # input space: every row's cost against each changed twin, one block of n entries of
+    # the scratch per changed twin after its first n (NaN where the pair may not merge),
+    # computed as the loop below computes them one row at a time (the same bits) but over
+    # all rows at once, with no branch on the twins' sides, which alternate at random;
+    # changed twins beyond the scratch's blocks are compared one row at a time. (Written
+    # out rather than through ``_costs_from_d2`` / ``_costs_from_q`` from the changed
+    # twin's side, which give the same bits: 1-2 % slower in the stream, 2026-11-27.)
     kr = 0
     if mode == INPUT:
         kr = max(0, min(nd, costs.shape[0] // n - 1))
@@ -402,10 +407,9 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                 # twins' costs start after them)
                 if ri >= 0:
                     _costs_from_d2(s, side, one_sided, active, i, drow[ri], costs)
-                    _best_two(costs, 0, n, i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok)
                 else:
-                    nn_row_input(Q, s, side, one_sided, active, i, costs, nn_idx, nn_d,
-                                 nn2_idx, nn2_d, nn2_ok)
+                    _costs_from_q(Q, s, side, one_sided, active, i, costs)
+                _best_two(costs, 0, n, i, nn_idx, nn_d, nn2_idx, nn2_d, nn2_ok)
             else:
                 merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
                 nn_row(side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
