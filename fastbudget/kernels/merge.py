@@ -335,8 +335,10 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
     # out rather than through ``_costs_from_d2`` / ``_costs_from_q`` from the changed
     # twin's side, which give the same bits: 1-2 % slower in the stream, 2026-11-27.)
     kr = 0
+    used = 0    # entries of the scratch written, zeroed again before returning
     if mode == INPUT:
         kr = max(0, min(nd, costs.shape[0] // n - 1))
+        used = (kr + 1) * n if kr > 0 else 0
         every_side = not one_sided
         for k in range(kr):
             j = dlist[k]
@@ -414,6 +416,7 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                 merge_costs(code, kpar, Q, s, side, one_sided, active, i, tmp, costs)
                 nn_row(side, one_sided, active, i, costs, nn_idx, nn_d, nn2_idx, nn2_d,
                        nn2_ok)
+            used = max(used, n)
             rows += 1
             continue
         # merge with the changed twins
@@ -463,6 +466,10 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
         # the second best is exact unless the unchanged best stayed first while the
         # unchanged second best is unknown
         nn2_ok[i] = 1 if (u2_known or j1 != u1 or u1 < 0) else 0
+    # the scratch holds nothing between updates (a model loaded from a file starts with
+    # it zeroed, and the fitted ``twins_`` of both then compare equal)
+    for r in range(used):
+        costs[r] = 0.0
     return rows
 
 
