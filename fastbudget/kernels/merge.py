@@ -223,8 +223,8 @@ def _costs_from_d2(s, side, one_sided, active, i, d2row, out):
 
 @njit(cache=True, inline="always")
 def _costs_from_q(Q, s, side, one_sided, active, i, out):
-    """``_costs_from_d2`` with the squared distances summed over the features as ``nn_row``
-    sums them (the same bits)."""
+    """``_costs_from_d2`` with the squared distances summed over the features, in the order
+    the cache always summed them (the same bits)."""
     si = s[i]
     sdi = side[i]
     every_side = not one_sided
