@@ -328,38 +328,24 @@ def nn_update(mode, code, kpar, Q, s, side, one_sided, active, dirty, nn_idx, nn
                     rk = r
         dlist[n + k] = rk
     # input space: every row's cost against each changed twin, one block of n entries of
-    # the scratch per changed twin after its first n (NaN where the pair may not merge),
-    # computed as the loop below computes them one row at a time (the same bits) but over
-    # all rows at once, with no branch on the twins' sides, which alternate at random;
-    # changed twins beyond the scratch's blocks are compared one row at a time. (Written
-    # out rather than through ``_costs_from_d2`` / ``_costs_from_q`` from the changed
-    # twin's side, which give the same bits: 1-2 % slower in the stream, 2026-11-27.)
+    # the scratch per changed twin after its first n: the full row's computation from the
+    # changed twin's side (NaN where the pair may not merge, and for inactive rows, which
+    # are not read), the same bits as the loop below computes one row at a time (a product
+    # or sum of two factors, and the square of a difference, do not depend on the order);
+    # changed twins beyond the scratch's blocks are compared one row at a time
     kr = 0
     used = 0    # entries of the scratch written, zeroed again before returning
     if mode == INPUT:
         kr = max(0, min(nd, costs.shape[0] // n - 1))
         used = (kr + 1) * n if kr > 0 else 0
-        every_side = not one_sided
         for k in range(kr):
             j = dlist[k]
             rj = dlist[n + k]
-            off = (k + 1) * n
-            sj = s[j]
-            sdj = side[j]
+            out = costs[(k + 1) * n:(k + 2) * n]
             if rj >= 0:
-                for i in range(n):
-                    c = s[i] * sj * drow[rj, i] / (s[i] + sj)
-                    ok = (i != j) & (every_side | (side[i] == sdj))
-                    costs[off + i] = c if ok else np.nan
+                _costs_from_d2(s, side, one_sided, active, j, drow[rj], out)
             else:
-                for i in range(n):
-                    d2 = 0.0
-                    for m in range(Q.shape[1]):
-                        e = Q[i, m] - Q[j, m]
-                        d2 += e * e
-                    c = s[i] * sj * d2 / (s[i] + sj)
-                    ok = (i != j) & (every_side | (side[i] == sdj))
-                    costs[off + i] = c if ok else np.nan
+                _costs_from_q(Q, s, side, one_sided, active, j, out)
     rows = 0
     for i in range(n):
         if not active[i]:
