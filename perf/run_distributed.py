@@ -47,9 +47,9 @@ def _load():
 
 
 def _cluster(n_workers):
-    from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+    from distributed import Client
+    from fastbudget.distributed import local_cluster
+    cluster = local_cluster(n_workers, silence_logs=50)
     return cluster, Client(cluster)
 
 

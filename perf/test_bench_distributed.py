@@ -1,7 +1,8 @@
 """Shard and merge on a Dask LocalCluster: 2 worker processes against 1 (issue 26).
 
-Each benchmark starts a ``distributed.LocalCluster(n_workers=1)`` and then one of 2 workers
-(processes, one thread each) and measures, on the same N-Checkerboard stream generated on the
+Each benchmark starts a ``distributed.LocalCluster`` of 1 worker and then one of 2 workers
+(processes, one thread each, as ``fastbudget.distributed.local_cluster`` starts them) and
+measures, on the same N-Checkerboard stream generated on the
 workers:
 
 - training (``fastbudget.distributed.fit``, TVM B = 100, 2 shards): ``train_speedup`` =
@@ -73,9 +74,12 @@ def _warm_worker():
 
 
 def _cluster(n_workers):
-    from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+    """The local cluster ``fastbudget train/predict --workers N`` start: one thread per
+    worker process, no dashboard, Dask's dashboard monitors slowed down
+    (``fd.local_cluster``; at Dask's defaults the scoring's 2-worker runs were 0.05-0.4 s
+    longer, docs/results/distributed.md)."""
+    from distributed import Client
+    cluster = fd.local_cluster(n_workers, silence_logs=50)
     return cluster, Client(cluster)
 
 

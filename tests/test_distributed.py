@@ -34,8 +34,9 @@ def client():
     X, y = _board(3000, 9)
     fd.simulate(TVMClassifier(budget=20, gamma=GAMMA), X, y, 2, chunk_size=1000)
     BSGDClassifier(budget=20).fit(X, y).predict(X)
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
+    # the cluster fastbudget starts (``train``/``predict --workers``); the fault test below
+    # runs on a LocalCluster at Dask's defaults
+    cluster = fd.local_cluster(2, silence_logs=40)
     c = Client(cluster)
     yield c
     c.close()
@@ -606,3 +607,51 @@ def test_bsgd_on_the_cluster_equals_the_simulation(client, data):
     assert est._istate[2] == X.shape[0]
     single = BSGDClassifier(budget=40, gamma=GAMMA).fit(X, y)
     print("BSGD single", single.score(Xt, yt), "4 shards", est.score(Xt, yt))
+
+
+def _monitor_settings():
+    return {k: dask.config.get(k) for k in fd.QUIET_MONITORS}
+
+
+def _tick_interval_of(dask_worker):
+    return dask_worker._tick_interval
+
+
+def _profiles(dask_worker):
+    return "profile" in dask_worker.periodic_callbacks
+
+
+def test_local_cluster_starts_one_thread_per_worker_with_quiet_monitors(client):
+    info = client.scheduler_info()["workers"]
+    assert len(info) == 2 and all(w["nthreads"] == 1 for w in info.values())
+    # every worker process, the scheduler and the nannies started with the slowed monitors
+    settings = client.run(_monitor_settings)
+    assert list(settings.values()) == [fd.QUIET_MONITORS] * 2
+    assert set(client.run(_tick_interval_of).values()) == {0.2}
+    sched = client.cluster.scheduler
+    assert sched._tick_interval == 0.2
+    assert all(n._tick_interval == 0.2 for n in client.cluster.workers.values())
+    assert list(client.run(_profiles).values()) == [False, False]
+
+
+def test_local_cluster_leaves_this_process_settings_and_can_keep_dasks():
+    with dask.config.set({"distributed.admin.tick.interval": "33ms"}):
+        with fd.local_cluster(1, quiet=False, silence_logs=50) as cluster, \
+                Client(cluster) as c:
+            assert list(c.run(_tick_interval_of).values()) == [0.033]
+            assert list(c.run(_monitor_settings).values())[0][
+                "distributed.worker.profile.enabled"] is True
+        with fd.local_cluster(1, silence_logs=50, memory_limit="1GiB") as cluster, \
+                Client(cluster) as c:
+            assert list(c.run(_tick_interval_of).values()) == [0.2]
+            assert [w["memory_limit"] for w in c.scheduler_info()["workers"].values()] \
+                == [2 ** 30]
+        # the quiet settings held for the cluster's processes only
+        assert dask.config.get("distributed.admin.tick.interval") == "33ms"
+        assert dask.config.get("distributed.worker.profile.enabled") is True
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", None])
+def test_local_cluster_refuses_a_bad_number_of_workers(bad):
+    with pytest.raises(ValueError, match="n_workers must be a positive integer"):
+        fd.local_cluster(bad)

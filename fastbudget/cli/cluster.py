@@ -27,7 +27,7 @@ CLUSTER_LEARNERS = ("tvm",)
 @contextlib.contextmanager
 def _cluster(args):
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise CLIError("--workers/--scheduler need Dask: pip install 'fastbudget[dask]'") \
             from None
@@ -47,8 +47,7 @@ def _cluster(args):
         return
     if args.workers < 1:
         raise CLIError(f"--workers must be at least 1; got {args.workers}.")
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    cluster = fd.local_cluster(args.workers, silence_logs=logging.ERROR)
     client = Client(cluster)
     try:
         yield client
