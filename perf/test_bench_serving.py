@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -79,6 +80,10 @@ def test_serving_in_a_dask_worker_environment(benchmark, tmp_path):
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
+    # the round's time is the job's wall time: its work is in the child process, whose CPU
+    # this process does not see (with the suite's CPU clock the round timed this
+    # process's wait, 0.7-1.0 ms, and the median-time check flagged its noise)
+    benchmark._timer = time.perf_counter
     info = benchmark.pedantic(run, rounds=1, iterations=1)
     assert info["same"]
     ratio = info["serving_s"] / info["compiled_s"]
