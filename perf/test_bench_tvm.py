@@ -150,6 +150,34 @@ def test_tvm_stream_paper_data_1e6(benchmark, name, C, bar):
     _goal(benchmark, ratio, f"{name}_1e6")
 
 
+def _linear_rule(n, d=22, seed=0):
+    """Standard normal rows in d dimensions labelled by the sign of a fixed random linear
+    rule (no label noise): the stream where TVM learns most examples."""
+    w = np.random.default_rng(12345).normal(size=d)
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    return X, np.where(X @ w > 0, 1, -1)
+
+
+@pytest.mark.large
+def test_tvm_stream_linear_rule_d22(benchmark):
+    """10^6 examples of a random linear rule at d = 22 (issue 25 reports it beside IJCNN and
+    Adult: the stream where most examples are learned, two in three here), paper 000's
+    protocol (C = 100, control of C; without control the same fit took four times as long
+    and learned 71 %, ``docs/results/tvm_profile.md``). Records the floor ratio, the share learned and the accuracy on
+    20,000 clean test rows. TVM's accuracy here falls along the stream with control of C
+    (92.5 % after 10^5 examples, 78.5 % after 10^6, ``docs/results/tvm_profile.md``); the bar
+    is below that figure, so the benchmark guards the speed against losing more."""
+    X, y = _linear_rule(1_000_000)
+    Xt, yt = _linear_rule(20_000, seed=99)
+    clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / 22, C=100.0)
+    acc = clf.score(Xt, yt)
+    ratio = record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y), d=22,
+                   accepted=int(clf.n_accepted_), learned_share=clf.n_accepted_ / len(y),
+                   C_eff=float(clf.C_eff_), seconds=benchmark.stats.stats.min)
+    assert acc >= 0.75
+    _goal(benchmark, ratio, "linear_rule_1e6")
+
+
 @pytest.mark.quick
 def test_tvm_predict(benchmark):
     """decision_function on 10^5 rows against the floor on the same rows (issue 25: <= 1.5)."""
