@@ -163,10 +163,10 @@ def test_tvm_stream_linear_rule_d22(benchmark):
     """10^6 examples of a random linear rule at d = 22 (issue 25 reports it beside IJCNN and
     Adult: the stream where most examples are learned, two in three here), paper 000's
     protocol (C = 100, control of C; without control the same fit took four times as long
-    and learned 71 %, ``docs/results/tvm_profile.md``). Records the floor ratio, the share learned and the accuracy on
-    20,000 clean test rows. TVM's accuracy here falls along the stream with control of C
-    (92.5 % after 10^5 examples, 78.5 % after 10^6, ``docs/results/tvm_profile.md``); the bar
-    is below that figure, so the benchmark guards the speed against losing more."""
+    and learned 71 %, ``docs/results/tvm_profile.md``). Records the floor ratio, the share
+    learned and the accuracy on 20,000 clean test rows. TVM's accuracy here falls along the
+    stream with control of C (92.5 % after 10^5 examples, 78.5 % after 10^6); the bar is
+    below that figure, so the benchmark guards the speed against losing more."""
     X, y = _linear_rule(1_000_000)
     Xt, yt = _linear_rule(20_000, seed=99)
     clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / 22, C=100.0)

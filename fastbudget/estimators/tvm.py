@@ -85,9 +85,12 @@ class TVMClassifier(BudgetClassifier):
         small ``C`` (the paper's C = 1 on Adult) control can shrink ``C_eff`` until the
         model calls every point the majority class; there ``control_C=False`` matches the
         paper's figures, while on noisy streams at C = 100 it overfits
-        (``docs/results/tvm_control.md``). When control has cut C_eff to C / 10 or less
-        and the model calls all its twins one class although they hold both, a
-        ``CollapseWarning`` says so (once per model).
+        (``docs/results/tvm_control.md``). On a stream without label noise control can
+        cost accuracy as the stream grows, since late examples weigh little against the
+        twins (a linear rule at d = 22: 92.5 % after 10^5 examples, 78.5 % after 10^6;
+        89-98 % without control, ``docs/results/tvm_profile.md``). When control has cut
+        C_eff to C / 10 or less and the model calls all its twins one class although they
+        hold both, a ``CollapseWarning`` says so (once per model).
     random_state : None, int or Generator, default=None
         Accepted for interface symmetry with the other budgeted learners; TVM is
         deterministic (the same stream in the same order gives the same model) and uses
