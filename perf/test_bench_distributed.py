@@ -76,8 +76,8 @@ def _warm_worker():
 def _cluster(n_workers):
     """The local cluster ``fastbudget train/predict --workers N`` start: one thread per
     worker process, no dashboard, Dask's dashboard monitors slowed down
-    (``fd.local_cluster``; at Dask's defaults the scoring's 2-worker runs were 0.05-0.4 s
-    longer, docs/results/distributed.md)."""
+    (``fd.local_cluster``; at Dask's defaults the scoring's 2-worker median was about
+    0.1-0.15 s longer, docs/results/distributed.md)."""
     from distributed import Client
     cluster = fd.local_cluster(n_workers, silence_logs=50)
     return cluster, Client(cluster)
