@@ -517,7 +517,11 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
             self._start(cls, X.shape[1], names)
             if is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
+            # a learner that scores each row before learning it (TVM) calibrates in fit too
+            f = self._calibration_scores(X, True)
             self._learn_encoded(X, y_enc, w)
+            if f is not None:
+                self._add_calibration(f, y_enc, sw)
         # a one-shot fit keeps no rollback buffer (partial_fit, the streaming call, does:
         # it costs the state's size once, less than the copy per call it replaces)
         self.__dict__.pop("_undo", None)

@@ -4,8 +4,11 @@ Every binary fastbudget learner keeps a calibration map fitted *prequentially*: 
 learns a chunk it first scores the chunk with the model as it stands (the decision values of
 examples it has not learned yet, so honest out-of-sample scores, as cross-validation would
 give, at the price of one ``decision_function`` per example), adds them to the map's
-statistics, and only then learns the chunk. There is no second pass, no held-out set and no
-cross-validation, and the memory is constant: three arrays of ``N_BINS`` float64. Files
+statistics, and only then learns the chunk (from the second chunk on: the first has no model
+to score it). TVM takes each row's score in its learning loop, under the model of the rows
+before it, and so scores every chunk, the first and ``fit``'s included. There is no second
+pass, no held-out set and no cross-validation, and the memory is constant: three arrays of
+``N_BINS`` float64. Files
 written before the recency weighting (below) hold plain sums, in the same format: they load
 and learn on.
 

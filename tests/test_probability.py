@@ -233,8 +233,10 @@ def test_probabilities_are_distributions_that_agree_with_predict(id_, factory):
         f = est.decision_function(X)
         order = np.argsort(f, kind="stable")
         assert (np.diff(P[order, 1]) >= 0).all()
-        # all chunks but the first, each weighted by its arrival (see test_recent_...)
-        total = cal._recency(0.0, np.ones(len(X) - 30))[1]
+        # all chunks but the first, each weighted by its arrival (see test_recent_...); TVM
+        # scores every row in its learning loop, the first chunk's too
+        scored = len(X) if getattr(est, "_calibration_per_row", False) else len(X) - 30
+        total = cal._recency(0.0, np.ones(scored))[1]
         assert est.calibration_counts_ == pytest.approx(total, rel=1e-12)
         d = est.predict_proba_one(X[0])
         assert list(d) == est.classes_.tolist() and d[est.classes_[1]] == P[0, 1]
@@ -271,6 +273,17 @@ def test_calibration_is_fitted_on_scores_taken_before_learning(id_, factory):
         if not (i and per_row):
             ref.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1],
                             sample_weight=w[i:i + 40])
+        if not i and per_row:
+            # the first chunk too, each row under the model of the rows before it (the
+            # first row under the empty model, f = 0), with the gamma of the first chunk
+            one = factory().set_params(gamma=ref.gamma_)
+            f = np.zeros(40)
+            for r in range(40):
+                if r:
+                    f[r] = one.decision_function(X[r:r + 1])[0]
+                one.partial_fit(X[r:r + 1], y[r:r + 1], classes=[0, 1],
+                                sample_weight=w[r:r + 1])
+            stats = cal.update_stats(None, f, np.where(y[:40] == 1, 1.0, -1.0), w[:40])
         est.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1], sample_weight=w[i:i + 40])
     np.testing.assert_array_equal(est._calibration_stats, stats)
 
@@ -375,7 +388,9 @@ def test_learn_one_calibrates_as_partial_fit_row_by_row():
             a.learn_one(X[i], int(y[i]))
             b.partial_fit(X[i:i + 1], y[i:i + 1])
         np.testing.assert_array_equal(a._calibration_stats, b._calibration_stats)
-        assert a.calibration_counts_ == pytest.approx(cal._recency(0.0, np.ones(70))[1],
+        # TVM scores its first chunk's rows too (in its learning loop)
+        scored = 80 if getattr(a, "_calibration_per_row", False) else 70
+        assert a.calibration_counts_ == pytest.approx(cal._recency(0.0, np.ones(scored))[1],
                                                       rel=1e-12)
 
 
@@ -393,3 +408,27 @@ def test_one_vs_rest_normalises_the_learners_probabilities():
     d = est.predict_proba_one(X[0])
     assert list(d) == est.classes_.tolist()
     assert abs(sum(d.values()) - 1.0) < 1e-12
+
+
+def test_tvm_fit_calibrates_as_the_same_stream_in_chunks():
+    """TVM scores every row in its learning loop, so a single ``fit`` fills the calibration
+    statistics as ``partial_fit`` over chunks of the same rows does (up to the rounding of
+    the recency factors), and its probabilities follow them; a learner that scores a
+    chunk before learning it has nothing to score in ``fit`` and keeps the sigmoid."""
+    from fastbudget import PerceptronClassifier, TVMClassifier
+
+    X, y = stream(11, n=400)
+    a = TVMClassifier(budget=10, gamma=0.5).fit(X, y)
+    b = TVMClassifier(budget=10, gamma=0.5)
+    for i in range(0, 400, 37):
+        b.partial_fit(X[i:i + 37], y[i:i + 37], classes=[0, 1])
+    np.testing.assert_allclose(a._calibration_stats, b._calibration_stats, rtol=1e-12,
+                               atol=1e-12)
+    assert a.calibration_counts_ == pytest.approx(cal._recency(0.0, np.ones(400))[1],
+                                                  rel=1e-12)
+    f = a.decision_function(X)
+    np.testing.assert_allclose(a.predict_proba(X)[:, 1],
+                               cal.CalibrationMap(a._calibration_stats)(f), rtol=0, atol=0)
+    assert not np.allclose(a.predict_proba(X)[:, 1], cal.CalibrationMap(None)(f))
+    p = PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5).fit(X, y)
+    assert p.calibration_counts_ == 0.0

@@ -159,19 +159,24 @@ def test_calibration_scores_each_row_before_learning_it_in_any_chunking(kw):
     """partial_fit's calibration statistics hold each row's decision value under the model
     that has learned every row before it (the compiled loop writes the value of its
     Beneficial test, also for rows of weight 0 and while the budget fills): equal, bit for
-    bit, to a reference that scores and learns row by row, and, up to the rounding of the
-    recency factors, whatever the chunk sizes after the first chunk (learn_one included);
-    the model is the same in each."""
+    bit, to a reference that scores and learns row by row, the first chunk's rows included
+    (the first row under the empty model), and, up to the rounding of the recency factors,
+    whatever the chunk sizes (learn_one included); the model is the same in each."""
     from fastbudget import calibration as cal
     X, y = board(2500, 0.15, 31)
     w = np.random.default_rng(3).choice([0.0, 0.5, 1.0, 2.0], size=len(y))
     y_pm = np.where(y == 1, 1.0, -1.0)
-    ref = TVMClassifier(**kw).partial_fit(X[:5], y[:5], classes=[-1, 1], sample_weight=w[:5])
+    # the reference scores and learns row by row from the first row (scored under the empty
+    # model: f = 0; every chunk is scored, the first too)
+    ref = TVMClassifier(**kw)
     f = np.zeros(len(y))
-    for i in range(5, len(y)):
-        f[i] = ref.decision_function(X[i:i + 1])[0]
-        ref.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
-    stats = cal.update_stats(None, f[5:], y_pm[5:], w[5:])
+    for i in range(len(y)):
+        if ref.__dict__.get("engine_state_") is not None:
+            f[i] = ref.decision_function(X[i:i + 1])[0]
+        ref.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1], sample_weight=w[i:i + 1])
+    # (added as the first chunk of 5 rows, then the rest in one chunk: the same bits)
+    stats = cal.update_stats(cal.update_stats(None, f[:5], y_pm[:5], w[:5]), f[5:], y_pm[5:],
+                             w[5:])
     # the budget fills inside the first chunk after the first, and weights 0 are scored
     assert ref.n_twins_ == kw["budget"] and (w[5:] == 0).sum() > 100
     models = []

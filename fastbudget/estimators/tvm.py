@@ -236,13 +236,16 @@ class TVMClassifier(BudgetClassifier):
         over the chunk before learning it (one floor more per stream). Each row is thus
         scored under the model that has learned every row before it, the chunk's earlier
         rows included (prequential per row, as ``learn_one`` scores), so the statistics
-        do not depend on how the stream is cut into chunks after the first. With
-        ``forgetting`` the drift detector drives the learning (``fastbudget.forgetting``),
-        and the chunk is scored before it as by the other learners.
+        do not depend on how the stream is cut into chunks. The first chunk (and ``fit``'s
+        one) is scored too, its first row under the empty model (f = 0); the recency
+        weighting gives those young scores little weight (the first tenth of a stream holds
+        a hundredth of it). With ``forgetting`` the drift detector drives the learning
+        (``fastbudget.forgetting``), and a chunk after the first is scored before it as by
+        the other learners.
         """
-        if first or not self._calibrates:
+        if not self._calibrates:
             return None
-        if self.forgetting is not None or self.engine_state_ is None:
+        if self.forgetting is not None or (self.engine_state_ is None and not first):
             return super()._calibration_scores(X, first)
         f = np.full(X.shape[0], np.nan)
         self.__dict__["_scores_out"] = (X, f)
