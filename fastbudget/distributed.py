@@ -437,10 +437,11 @@ def _result_of(est, start, n_shards=1, probe=None):
     if not hasattr(est, "classes_"):
         return None                                     # an empty shard
     if _is_bsgd(est):
-        return _bsgd_of(est, start)
+        return dict(_bsgd_of(est, start), calibration=est.__dict__.get("_calibration_stats"))
     out = _twins_of(est, start, n_shards)
     out["probe"] = (np.zeros((0, out["Q"].shape[1])) if probe is None
                     else np.ascontiguousarray(probe, dtype=np.float64))
+    out["calibration"] = est.__dict__.get("_calibration_stats")
     return out
 
 
@@ -563,6 +564,43 @@ def _params_for_shard(estimator, gamma_):
     return params
 
 
+def _shard_learner(cls, params, start):
+    """A new learner, or a copy of the merged model ``start`` whose calibration statistics
+    are emptied: the shard collects the scores of its own examples only, and the driver
+    adds them to the merged model's (:func:`_carry_calibration`)."""
+    if start is None:
+        return cls(**params)
+    est = copy.deepcopy(start)
+    est.__dict__["_calibration_stats"] = None
+    return est
+
+
+def _add_stats(a, b):
+    """The sum of two calibration statistics arrays (None: empty)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _carry_calibration(old, new):
+    """The merged model's calibration statistics after a stage: those it had (``old``,
+    total weight W) decayed as a single stream's decay over the stage's examples (by
+    W / (W + W_new), ``W_new`` the total of ``new``: an example's weight falls as
+    1 / its age, ``fastbudget.calibration``), plus the stage's shards' own (``new``,
+    summed over the shards in the merges). Each shard scored its examples before learning
+    them, under its own model: out-of-sample scores, as a single stream's."""
+    if new is None:
+        return old
+    if old is None:
+        return np.array(new, dtype=np.float64, copy=True)
+    w_old, w_new = float(old[0].sum()), float(new[0].sum())
+    if w_old + w_new <= 0.0:
+        return old + new
+    return old * (w_old / (w_old + w_new)) + new
+
+
 def _fit_shard(cls, params, X, y, classes, chunk_size, start, stage=0, fracs=(1.0,),
                n_shards=1):
     """Learn one shard (on a worker): a new learner, or the merged model ``start`` (a later
@@ -570,7 +608,7 @@ def _fit_shard(cls, params, X, y, classes, chunk_size, start, stage=0, fracs=(1.
     ``stage`` learns (:func:`_chunk_stages` of the stage fractions ``fracs``). Returns its
     stored vectors."""
     # a later pass starts from the merged model, which the tasks of one worker share
-    est = cls(**params) if start is None else copy.deepcopy(start)
+    est = _shard_learner(cls, params, start)
     n = X.shape[0]
     # a merged model that knows the feature names (from a DataFrame) checks them on
     # every chunk of a DataFrame shard; a new learner takes plain arrays (the merged
@@ -598,11 +636,19 @@ def _merge_pair(a, b, cls, params, classes, gamma_):
     twins of one model with those of the other of least total merge cost
     (:func:`pair_twins`); the one whose exact SVM agrees in sign with the union's on more
     of the probe rows (the last rows the shards learned, ``PROBE_ROWS`` of each) is kept,
-    TVM's rule on a tie. Both are deterministic, so the result is too."""
+    TVM's rule on a tie. Both are deterministic, so the result is too. The two models'
+    calibration statistics are summed."""
     if a is None:
         return b
     if b is None:
         return a
+    out = _merge_models(a, b, cls, params, classes, gamma_)
+    out["calibration"] = _add_stats(a.get("calibration"), b.get("calibration"))
+    return out
+
+
+def _merge_models(a, b, cls, params, classes, gamma_):
+    """:func:`_merge_pair`'s fold of two shard results (neither None)."""
     B = int(params["budget"])
     if a["kind"] == "bsgd":
         return merge_bsgd(a, b, budget=B, maintenance=params["maintenance"])
@@ -828,11 +874,13 @@ def _fit_passes(estimator, run_stage, first, classes, chunk_size, passes, n_stag
     params = _params_for_shard(estimator, gamma_)
     cls = type(estimator)
     start = None
+    stats = None
     for _ in range(int(passes)):
         for stage in range(int(n_stages)):
             twins = run_stage(cls, params, gamma_, start, stage)
             if twins is None:
                 raise ValueError("The data hold no rows: nothing to learn.")
+            stats = _carry_calibration(stats, twins.pop("calibration", None))
             if start is not None:               # the counters of the stages before
                 if twins["kind"] == "bsgd":
                     twins["t"] += int(start._istate[1])
@@ -841,6 +889,8 @@ def _fit_passes(estimator, run_stage, first, classes, chunk_size, passes, n_stag
                 else:
                     twins["counters"] = twins["counters"] + _counters(start)
             start = _start_model(cls, params, first, classes, gamma_, twins)
+            if stats is not None:
+                start.__dict__["_calibration_stats"] = stats
     return start
 
 
@@ -898,7 +948,7 @@ def _fit_file_shard(cls, params, path, fmt, options, classes, chunk_size, transf
     """Learn one file (on a worker), read in chunks, those of ``stage``
     (:func:`_chunk_stages`; the others are read and skipped); ``transform`` (e.g. a scaler)
     is applied to each chunk."""
-    est = cls(**params) if start is None else copy.deepcopy(start)
+    est = _shard_learner(cls, params, start)
     probe = None
     for (X, y), s in zip(_read_file(path, fmt, options, chunk_size), _chunk_stages(fracs)):
         if s != stage:

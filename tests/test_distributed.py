@@ -17,6 +17,7 @@ from sklearn.svm import SVC
 
 from fastbudget import (BSGDClassifier, ModelFormatError, TVMClassifier, distributed as fd,
                         load)
+from fastbudget.calibration import CalibrationMap
 from fastbudget.datasets import make_checkerboard
 
 GAMMA = 1 / (2 * 0.37)
@@ -59,6 +60,8 @@ def test_one_shard_is_the_single_stream_model(data):
     np.testing.assert_allclose(sim.decision_function(Xt), single.decision_function(Xt),
                                rtol=1e-9, atol=1e-9)
     assert sim.n_seen_ == single.n_seen_ == X.shape[0]
+    # and the calibration statistics: the shard's own, as the stream's
+    np.testing.assert_array_equal(sim._calibration_stats, single._calibration_stats)
 
 
 @pytest.mark.parametrize("tail", [0.0, 0.2, fd.TAIL])
@@ -277,6 +280,10 @@ def test_fit_on_the_cluster_equals_the_in_process_simulation(client, data):
     np.testing.assert_allclose(est.decision_function(Xt), sim.decision_function(Xt),
                                rtol=1e-12, atol=1e-12)
     assert est.n_seen_ == X.shape[0]
+    np.testing.assert_allclose(est._calibration_stats, sim._calibration_stats, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(est.predict_proba(Xt), sim.predict_proba(Xt), rtol=1e-12,
+                               atol=1e-12)
 
 
 def _late(block, delay):
@@ -422,6 +429,8 @@ def test_a_distributed_model_saves_and_loads_like_any_other(client, data, tmp_pa
     est.save(path)
     back = load(path)
     np.testing.assert_array_equal(back.decision_function(Xt), est.decision_function(Xt))
+    np.testing.assert_array_equal(back.predict_proba(Xt), est.predict_proba(Xt))
+    assert back.calibration_counts_ == est.calibration_counts_ > 0
     # and it goes on learning
     back.partial_fit(X[:2000], y[:2000])
     assert back.n_seen_ == X.shape[0] + 2000
@@ -655,3 +664,49 @@ def test_local_cluster_leaves_this_process_settings_and_can_keep_dasks():
 def test_local_cluster_refuses_a_bad_number_of_workers(bad):
     with pytest.raises(ValueError, match="n_workers must be a positive integer"):
         fd.local_cluster(bad)
+
+
+def _shard_stats(X, y, K, chunk, start=None, stage=0, fracs=(1.0,)):
+    sizes = np.diff(np.linspace(0, X.shape[0], K + 1).astype(int))
+    lo = np.r_[0, np.cumsum(sizes)]
+    params = TVMClassifier(budget=40, gamma=GAMMA).get_params()
+    return [fd._fit_shard(TVMClassifier, params, X[lo[k]:lo[k + 1]], y[lo[k]:lo[k + 1]],
+                          np.array([-1, 1]), chunk, start, stage, fracs, K)["calibration"]
+            for k in range(K)]
+
+
+def test_the_merged_model_is_calibrated_on_every_shard_s_out_of_sample_scores(data):
+    """A model from shard and merge keeps calibration statistics (its predict_proba is
+    calibrated, not the sigmoid of f): each shard's scores of its examples taken before
+    it learned them, summed over the shards of a stage, and each stage's added to the
+    merged model's so far decayed by W / (W + W_new) (a single stream's recency). A shard
+    that starts from a merged model collects its own scores only."""
+    X, y, Xt, _ = data
+    one = fd.simulate(TVMClassifier(budget=40, gamma=GAMMA), X, y, 4, chunk_size=2000,
+                      tail=0.0)
+    stats = _shard_stats(X, y, 4, 2000)
+    expect = (stats[0] + stats[1]) + (stats[2] + stats[3])      # the tree's order
+    np.testing.assert_array_equal(one._calibration_stats, expect)
+    assert one.calibration_counts_ > 0.4 * X.shape[0]
+    sigmoid = CalibrationMap(None)(one.decision_function(Xt))
+    assert not np.allclose(one.predict_proba(Xt)[:, 1], sigmoid)
+    # a shard from the merged model starts with no statistics of its own
+    again = _shard_stats(X[:4000], y[:4000], 1, 2000, start=one)[0]
+    ref = TVMClassifier(budget=40, gamma=GAMMA)
+    ref.__dict__.update(copy.deepcopy(one.__dict__))
+    ref.__dict__["_calibration_stats"] = None
+    for lo in (0, 2000):
+        ref.partial_fit(X[lo:lo + 2000], y[lo:lo + 2000])
+    np.testing.assert_array_equal(again, ref._calibration_stats)
+    # the carry between stages
+    old, new = expect, again
+    w_old, w_new = old[0].sum(), new[0].sum()
+    np.testing.assert_allclose(fd._carry_calibration(old, new),
+                               old * (w_old / (w_old + w_new)) + new, rtol=0, atol=0)
+    assert fd._carry_calibration(None, new) is not new
+    assert fd._carry_calibration(old, None) is old
+    # with the default stages (1/2, 1/4, 1/8, 1/8 of every shard): a stage's shards hold
+    # half their examples' weight (the recency weighting of a fresh stream), the carry only
+    # decays, so the total is between the last stage's (1/16 of the rows) and half the rows
+    staged = fd.simulate(TVMClassifier(budget=40, gamma=GAMMA), X, y, 4, chunk_size=2000)
+    assert X.shape[0] / 16 < staged.calibration_counts_ < X.shape[0] / 2
