@@ -154,14 +154,16 @@ def update_stats(stats, f, y_pm, weight):
     if f.size == 0:
         return out
     rho, _ = _recency(float(out[0].sum()), w)
-    # example i keeps the factors of the examples after it: w_i * rho_{i+1} * ... * rho_n
-    after = np.cumprod(np.r_[rho[1:], 1.0][::-1])[::-1]
-    out *= after[0] * rho[0]
-    w = w * after
-    b, u = _bins(f)
-    out[0] += np.bincount(b, weights=w, minlength=N_BINS)
-    out[1] += np.bincount(b, weights=w * (np.asarray(y_pm) > 0), minlength=N_BINS)
-    out[2] += np.bincount(b, weights=w * u, minlength=N_BINS)
+    # example i keeps the factors of the examples after it: w_i * rho_{i+1} * ... * rho_n;
+    # the statistics before the chunk keep all of them (compiled: a reversed product and
+    # the bins' sums, 0.2 s per 10^6 examples in NumPy, 8 % of a TVM fit at d = 2)
+    from .kernels.calibration import chunk_sums
+    sums = np.zeros((3, N_BINS))
+    keep = chunk_sums(f, np.arcsinh(f), np.ascontiguousarray(y_pm, dtype=np.float64),
+                      np.ascontiguousarray(w), rho, _H, _HALF, U_MAX, sums,
+                      np.empty(f.shape[0]))
+    out *= keep
+    out += sums
     return out
 
 

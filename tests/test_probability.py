@@ -432,3 +432,36 @@ def test_tvm_fit_calibrates_as_the_same_stream_in_chunks():
     assert not np.allclose(a.predict_proba(X)[:, 1], cal.CalibrationMap(None)(f))
     p = PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5).fit(X, y)
     assert p.calibration_counts_ == 0.0
+
+
+def _update_stats_numpy(stats, f, y_pm, w):
+    """update_stats as it was written in NumPy (a reversed cumprod of the recency factors,
+    then bincount with weights): the reference of the compiled chunk sums."""
+    out = cal.new_stats() if stats is None else stats.copy()
+    rho, _ = cal._recency(float(out[0].sum()), w)
+    after = np.cumprod(np.r_[rho[1:], 1.0][::-1])[::-1]
+    out *= after[0] * rho[0]
+    w = w * after
+    b, u = cal._bins(f)
+    out[0] += np.bincount(b, weights=w, minlength=cal.N_BINS)
+    out[1] += np.bincount(b, weights=w * (np.asarray(y_pm) > 0), minlength=cal.N_BINS)
+    out[2] += np.bincount(b, weights=w * u, minlength=cal.N_BINS)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_update_stats_compiled_equals_the_numpy_form_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    n = 5000
+    f = rng.normal(scale=[0.5, 3.0, 200.0, 1e4][seed], size=n)
+    f[rng.random(n) < 0.05] = 0.0                       # f = 0 counts as negative
+    f[:3] = [-1e300, 1e300, -0.0]                       # beyond the grid, and -0
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], size=n)
+    stats = None
+    for lo in range(0, n, 1700):                        # chunks after a first: a decayed start
+        sl = slice(lo, lo + 1700)
+        ref = _update_stats_numpy(stats, f[sl], y[sl], w[sl])
+        stats = cal.update_stats(stats, f[sl], y[sl].astype(int), w[sl])
+        np.testing.assert_array_equal(stats, ref)
+    assert stats[0].sum() > 0 and (stats[1] <= stats[0]).all()
