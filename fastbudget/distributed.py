@@ -437,10 +437,12 @@ def _result_of(est, start, n_shards=1, probe=None):
     if not hasattr(est, "classes_"):
         return None                                     # an empty shard
     if _is_bsgd(est):
-        return dict(_bsgd_of(est, start), calibration=est.__dict__.get("_calibration_stats"))
-    out = _twins_of(est, start, n_shards)
-    out["probe"] = (np.zeros((0, out["Q"].shape[1])) if probe is None
-                    else np.ascontiguousarray(probe, dtype=np.float64))
+        out = _bsgd_of(est, start)
+    else:
+        out = _twins_of(est, start, n_shards)
+        out["probe"] = (np.zeros((0, out["Q"].shape[1])) if probe is None
+                        else np.ascontiguousarray(probe, dtype=np.float64))
+    # the shard's own calibration statistics (:func:`_shard_learner`), summed in the merges
     out["calibration"] = est.__dict__.get("_calibration_stats")
     return out
 
