@@ -5,8 +5,9 @@ learns a chunk it first scores the chunk with the model as it stands (the decisi
 examples it has not learned yet, so honest out-of-sample scores, as cross-validation would
 give, at the price of one ``decision_function`` per example), adds them to the map's
 statistics, and only then learns the chunk (from the second chunk on: the first has no model
-to score it). TVM takes each row's score in its learning loop, under the model of the rows
-before it, and so scores every chunk, the first and ``fit``'s included. There is no second
+to score it). TVM, the perceptrons, Forgetron, Pegasos and BSGD take each row's score in
+their learning loop, under the model of the rows before it (``_calibration_per_row``), and
+so score every chunk, the first and ``fit``'s included, at no extra pass. There is no second
 pass, no held-out set and no cross-validation, and the memory is constant: three arrays of
 ``N_BINS`` float64. Files
 written before the recency weighting (below) hold plain sums, in the same format: they load
@@ -327,6 +328,30 @@ def map_for(stats):
     return cmap
 
 
+_POOLED = []          # (tuple of statistics arrays, map of their sum), newest last
+
+
+def pooled_map(stats_list):
+    """One ``CalibrationMap`` fitted on the sum of several learners' statistics (None
+    entries add nothing), cached by the identities of the arrays as ``map_for`` is.
+
+    ``OneVsRestClassifier`` maps every learner's decision values through it: one strictly
+    increasing map for all columns keeps the argmax of the probabilities that of the
+    decision values (``predict``), which K maps of their own would not."""
+    present = tuple(s for s in stats_list if s is not None)
+    if len(present) <= 1:
+        return map_for(present[0] if present else None)
+    for k in range(len(_POOLED) - 1, -1, -1):
+        key, cmap = _POOLED[k]
+        if len(key) == len(present) and all(a is b for a, b in zip(key, present)):
+            return cmap
+    cmap = CalibrationMap(np.sum(present, axis=0))
+    _POOLED.append((present, cmap))
+    if len(_POOLED) > _N_RECENT:
+        del _POOLED[0]
+    return cmap
+
+
 class ProbabilityMixin:
     """``predict_proba`` and the online calibration statistics of a binary learner.
 
@@ -338,6 +363,12 @@ class ProbabilityMixin:
     #: whether this learner keeps an online calibration map (binary learners; a wrapper's
     #: learners keep their own)
     _calibrates = True
+    #: whether the learner's compiled loop writes each row's decision value, taken before
+    #: it learns the row, into the array ``_row_scores(X)`` returns (TVM, the perceptrons,
+    #: Forgetron, Pegasos, BSGD): then every chunk is scored row by row, the first chunk and
+    #: ``fit``'s one too, at no extra pass over the chunk
+    _calibration_per_row = False
+    _NO_SCORES = np.zeros(0)
 
     def _calibration_scores(self, X, first):
         """Decision values of a validated chunk under the model as it is, before it learns
@@ -345,10 +376,32 @@ class ProbabilityMixin:
         there is nothing to score (a first chunk: the model knows nothing yet) or the
         model keeps no map (a wrapper: its learners keep theirs). The caller learns the
         chunk, then passes them to ``_add_calibration`` (called inline rather than through
-        a helper, so that the learners' warnings keep pointing at the user's call)."""
-        if first or not self._calibrates:
+        a helper, so that the learners' warnings keep pointing at the user's call).
+
+        A learner with ``_calibration_per_row`` (and no ``forgetting``, whose drift
+        detector cuts the chunk into pieces) returns an array of NaN that its learning
+        loop fills: each row scored under the model that has learned every row before it,
+        the chunk's earlier rows included (prequential per row, as ``learn_one`` scores),
+        so the statistics do not depend on how the stream is cut into chunks; the first
+        row of a stream is scored under the empty model (f = 0), and the recency
+        weighting gives the young scores little weight (the first tenth of a stream holds
+        a hundredth of it). A row the loop leaves NaN is not counted."""
+        if not self._calibrates:
+            return None
+        if self._calibration_per_row and getattr(self, "forgetting", None) is None:
+            f = np.full(X.shape[0], np.nan)
+            self.__dict__["_scores_out"] = (X, f)
+            return f
+        if first:
             return None
         return self._decision(X)
+
+    def _row_scores(self, X):
+        """The array that ``_calibration_scores`` handed out for this chunk (the same
+        ``X``), for the learning loop to fill; a length-0 array (write nothing) when none
+        was."""
+        pending = self.__dict__.pop("_scores_out", None)
+        return pending[1] if pending is not None and pending[0] is X else self._NO_SCORES
 
     def _add_calibration(self, f, y_pm, raw_weight):
         """Add examples' decision values (taken before they were learned) to the
@@ -381,9 +434,11 @@ class ProbabilityMixin:
 
         The map from decision values to probabilities is fitted online, on the decision
         values of examples taken *before* the model learned them (see
-        ``fastbudget.calibration``): every ``partial_fit`` / ``learn_one`` after the first
-        chunk adds to it (a model fitted with a single ``fit`` call has only the sigmoid of
-        its decision values). It is monotone, so probabilities rank examples as
+        ``fastbudget.calibration``). TVM, the perceptrons, Forgetron, Pegasos and BSGD
+        score every row in their learning loop before they learn it, so ``fit`` and every
+        chunk add to it; the other learners score each ``partial_fit`` / ``learn_one``
+        chunk after the first (a model of theirs fitted with a single ``fit`` call has only
+        the sigmoid of its decision values). It is monotone, so probabilities rank examples as
         ``decision_function`` does, and ``predict_proba(X).argmax(1)`` is ``predict(X)``.
 
         Parameters

@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from .base import BudgetClassifier
-from .calibration import check_stats, new_stats
+from .calibration import check_stats, new_stats, pooled_map
 
 __all__ = ["OneVsRestClassifier"]
 
@@ -209,9 +209,12 @@ class OneVsRestClassifier(BudgetClassifier):
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order.
 
-        Each binary learner k gives its calibrated probability of ``classes_[k]`` against
-        the rest (its online calibration map, see ``fastbudget.calibration``); the K
-        probabilities of a row are divided by their sum. With two classes, the single
+        Each binary learner k's decision value is mapped to a probability of
+        ``classes_[k]`` against the rest by one calibration map fitted on the sum of the
+        learners' online statistics (``fastbudget.calibration.pooled_map``); the K
+        probabilities of a row are divided by their sum. One strictly increasing map for
+        every column keeps ``predict_proba(X).argmax(1)`` equal to ``predict(X)`` (a map
+        per learner would not: the learners' maps cross). With two classes, the single
         learner's probabilities.
 
         Raises
@@ -222,7 +225,8 @@ class OneVsRestClassifier(BudgetClassifier):
         X = self._check_X_predict(X)
         if len(self.estimators_) == 1:
             return self.estimators_[0].predict_proba(X)
-        P = np.column_stack([est._calibration()(est._decision(X)) for est in self.estimators_])
+        g = pooled_map([est.__dict__.get("_calibration_stats") for est in self.estimators_])
+        P = np.column_stack([g(est._decision(X)) for est in self.estimators_])
         return P / P.sum(axis=1, keepdims=True)
 
     def predict_proba_one(self, x):

@@ -318,6 +318,9 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def _primal(self):
         return self.kernel == "linear" and self.budget is None
 
+    #: each row scored in the learning loop before it is learned (fastbudget.calibration)
+    _calibration_per_row = True
+
     @property
     def _istate_bounds(self):
         # [n_live, head, ...]: n_live <= capacity, head < capacity
@@ -365,13 +368,15 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
 
     def _fit_chunk(self, X, y, sw):
         if self._primal:
-            _kb.perceptron_linear_fit(X, y, sw, self._w, self._istate, bool(self.fit_intercept))
+            _kb.perceptron_linear_fit(X, y, sw, self._w, self._istate, bool(self.fit_intercept),
+                                      self._row_scores(X))
             return
         code, kpar = self._kernel_setup(X)
         if self.budget is None:
             self._grow(int(self._istate[0]) + X.shape[0])
         _kb.perceptron_kernel_fit(code, kpar, X, y, sw, self._SV, self._coef, self._sv_t,
-                                  self._istate, -1 if self.budget is None else int(self.budget))
+                                  self._istate, -1 if self.budget is None else int(self.budget),
+                                  self._row_scores(X))
 
     def _decision(self, X):
         if self._primal:
@@ -493,6 +498,8 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         return [{"budget": 8, "gamma": 1.0}]
 
     _state_names = ("_SV", "_coef", "_sv_t", "_istate", "_fstate", "_kpar")
+    #: each row scored in the learning loop before it is learned (fastbudget.calibration)
+    _calibration_per_row = True
     _istate_bounds = ((0, "_SV", True), (1, "_SV", False))     # [n_live, head, ...]
     _unit_weights_only = True
     _unit_weights_reason = "its shrinking schedule assumes unit perceptron steps"
@@ -523,7 +530,7 @@ class ForgetronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     def _fit_chunk(self, X, y, sw):
         code, kpar = self._kernel_setup(X)
         _kb.forgetron_fit(code, kpar, X, y, self._SV, self._coef, self._sv_t, self._istate,
-                          self._fstate, int(self.budget))
+                          self._fstate, int(self.budget), self._row_scores(X))
 
     @property
     def support_index_(self):
@@ -606,6 +613,8 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
     _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
     _state_names = ("_w", "_g", "_Xb", "_yb", "_sb", "_istate")
+    #: each row scored in the learning loop before it is learned (fastbudget.calibration)
+    _calibration_per_row = True
     _istate_bounds = ((0, "_Xb", False),)     # [n_buf, ...]: a full block is applied at once
 
     def __init__(self, lambda_=1e-4, k=1, fit_intercept=True, random_state=None,
@@ -632,7 +641,8 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
 
     def _fit_chunk(self, X, y, sw):
         _kb.pegasos_fit(X, y, sw, self._w, self._g, self._Xb, self._yb, self._sb, self._istate,
-                        float(self.lambda_), bool(self.fit_intercept), False)
+                        float(self.lambda_), bool(self.fit_intercept), False,
+                        self._row_scores(X))
 
     @locked
     def fit(self, X, y, sample_weight=None):
@@ -649,7 +659,7 @@ class PegasosClassifier(_StreamingMixin, BudgetClassifier):
         X0 = np.zeros((0, self.n_features_in_))
         e = np.zeros(0)
         _kb.pegasos_fit(X0, e, e, self._w, self._g, self._Xb, self._yb, self._sb, self._istate,
-                        float(self.lambda_), bool(self.fit_intercept), True)
+                        float(self.lambda_), bool(self.fit_intercept), True, e)
         return self
 
     def _decision(self, X):
@@ -770,6 +780,8 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
     _per_chunk_params = ("class_weight", "lambda_")  # read by every chunk
 
     _state_names = ("_SV", "_coef", "_Kc", "_sv_t", "_istate", "_kpar")
+    #: each row scored in the learning loop before it is learned (fastbudget.calibration)
+    _calibration_per_row = True
     _istate_bounds = ((0, "_SV", True),)      # [n_live, ...]
 
     def __init__(self, budget=100, kernel="rbf", gamma=None, degree=3, coef0=1.0,
@@ -827,7 +839,7 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
             self._Lw = np.zeros((int(self.budget), int(self.budget)))
         _kbs.bsgd_fit(code, kpar, X, y, sw, self._SV, self._coef, self._Kc, self._sv_t, self._istate,
                       float(self.lambda_), int(self.budget), _MAINT[self.maintenance],
-                      self._krow, self._Lw, self._v, self._z, 1e-6, 1e-8)
+                      self._krow, self._Lw, self._v, self._z, 1e-6, 1e-8, self._row_scores(X))
 
     @property
     def n_maintenance_(self):

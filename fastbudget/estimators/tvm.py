@@ -228,32 +228,19 @@ class TVMClassifier(BudgetClassifier):
     MAX_SKIPS = 10
 
     def _calibration_scores(self, X, first):
-        """The calibration's decision values of a chunk, taken by the learning loop itself.
-
+        """The calibration's decision values of a chunk, taken by the learning loop itself
+        (``_calibration_per_row``, ``fastbudget.calibration.ProbabilityMixin``):
         ``tvm_partial_fit`` computes f(x) of every row, before it learns the row, for the
-        Beneficial test; it writes those values into the array returned here (filled by
-        the ``_partial_fit_encoded`` call that follows), instead of a separate scoring pass
-        over the chunk before learning it (one floor more per stream). Each row is thus
-        scored under the model that has learned every row before it, the chunk's earlier
-        rows included (prequential per row, as ``learn_one`` scores), so the statistics
-        do not depend on how the stream is cut into chunks. The first chunk (and ``fit``'s
-        one) is scored too, its first row under the empty model (f = 0); the recency
-        weighting gives those young scores little weight (the first tenth of a stream holds
-        a hundredth of it). With ``forgetting`` the drift detector drives the learning
-        (``fastbudget.forgetting``), and a chunk after the first is scored before it as by
-        the other learners.
-        """
-        if not self._calibrates:
-            return None
-        if self.forgetting is not None or (self.engine_state_ is None and not first):
-            return super()._calibration_scores(X, first)
-        f = np.full(X.shape[0], np.nan)
-        self.__dict__["_scores_out"] = (X, f)
-        return f
+        Beneficial test, and writes it into the array handed out here instead of a separate
+        scoring pass over the chunk (one floor more per stream). A model without its
+        learning state (``engine_state_`` None) scores a later chunk before it, as the other
+        learners do."""
+        if self._calibrates and self.engine_state_ is None and not first:
+            return self._decision(X)
+        return super()._calibration_scores(X, first)
 
     #: the calibration's scores are per row, taken by the learning loop (above)
     _calibration_per_row = True
-    _EMPTY = np.zeros(0)
 
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
         fresh = self.engine_state_ is None
@@ -262,8 +249,7 @@ class TVMClassifier(BudgetClassifier):
         B = int(self.budget)
         # the array of decision values that _calibration_scores handed to the caller, for
         # this chunk (the same X): filled by the compiled loop
-        pending = self.__dict__.pop("_scores_out", None)
-        fout = pending[1] if pending is not None and pending[0] is X else self._EMPTY
+        fout = self._row_scores(X)
         rejected_before = int(self.twins_.ist[ktvm.T_REJECTED])
         w = sample_weight
         skipped = []

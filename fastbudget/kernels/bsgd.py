@@ -236,7 +236,7 @@ def _project_out(SV, alpha, Kc, sv_t, n_live, Lw, v, jitter):
 
 @njit(cache=True, nogil=True, **NO_REFCOUNT)
 def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, maintenance,
-             krow, Lw, v, z, tol, jitter):
+             krow, Lw, v, z, tol, jitter, fout):
     """BSGD on a chunk (Wang, Crammer & Vucetic 2012, Algorithm 1 with Sec. 4 maintenance).
     Releases the GIL, and is compiled without reference counting, as
     ``tvm.tvm_partial_fit`` is.
@@ -274,6 +274,10 @@ def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, mai
     jitter : float
         Relative ridge (times the mean kernel diagonal) added to the kernel matrix in
         projection.
+    fout : ndarray of shape (n,) or (0,), float64
+        When of length n, row t's decision value before the row is learned (under the model
+        of the rows before it) is written to ``fout[t]``, for the online calibration
+        (``fastbudget.calibration``); length 0 writes nothing. Modified in place.
 
     Returns
     -------
@@ -286,6 +290,7 @@ def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, mai
     n_maint = istate[BS_N_MAINT]
     d = X.shape[1]
     status = 0
+    keep = fout.shape[0] > 0
     for i in range(X.shape[0]):
         x = X[i]
         t += 1
@@ -294,6 +299,8 @@ def bsgd_fit(code, kpar, X, y, sw, SV, alpha, Kc, sv_t, istate, lam, budget, mai
             kv = kernel_value(code, kpar, SV[j], x)
             krow[j] = kv
             f += alpha[j] * kv
+        if keep:
+            fout[i] = f
         scale = 1.0 - 1.0 / t
         for j in range(n_live):
             alpha[j] *= scale

@@ -43,7 +43,7 @@ def _sv_decision(code, kpar, SV, coef, n_live, x):
 
 
 @njit(cache=True, nogil=True)
-def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget):
+def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget, fout):
     """Kernel perceptron (Rosenblatt 1958) on a chunk, optional budget with oldest removal.
 
     On a mistake, ``y_t f(x_t) <= 0``, the example becomes a support vector with
@@ -73,6 +73,10 @@ def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget):
     budget : int
         Maximum number of support vectors; ``<= 0`` means unbounded, in which case the
         caller guarantees ``capacity >= n_live + n``.
+    fout : ndarray of shape (n,) or (0,), float64
+        When of length n, row t's decision value before the row is learned (under the model
+        of the rows before it) is written to ``fout[t]``, for the online calibration
+        (``fastbudget.calibration``); length 0 writes nothing. Modified in place.
 
     Returns
     -------
@@ -84,9 +88,12 @@ def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget):
     n_seen = istate[SV_N_SEEN]
     n_mist = istate[SV_N_MISTAKES]
     d = X.shape[1]
+    keep = fout.shape[0] > 0
     for t in range(X.shape[0]):
         x = X[t]
         f = _sv_decision(code, kpar, SV, coef, n_live, x)
+        if keep:
+            fout[t] = f
         if y[t] * f <= 0.0:
             n_mist += 1
             if sw[t] > 0.0:
@@ -111,7 +118,7 @@ def perceptron_kernel_fit(code, kpar, X, y, sw, SV, coef, sv_t, istate, budget):
 
 
 @njit(cache=True, nogil=True)
-def perceptron_linear_fit(X, y, sw, w, istate, fit_intercept):
+def perceptron_linear_fit(X, y, sw, w, istate, fit_intercept, fout):
     """Primal linear perceptron on a chunk: on ``y_t (w.x_t + b) <= 0`` do
     ``w += sw_t y_t x_t`` and ``b += sw_t y_t``.
 
@@ -125,16 +132,23 @@ def perceptron_linear_fit(X, y, sw, w, istate, fit_intercept):
     istate : ndarray of shape (2,), int64
         ``[n_seen, n_mistakes]``. Modified in place.
     fit_intercept : bool
+    fout : ndarray of shape (n,) or (0,), float64
+        When of length n, row t's decision value before the row is learned (under the model
+        of the rows before it) is written to ``fout[t]``, for the online calibration
+        (``fastbudget.calibration``); length 0 writes nothing. Modified in place.
 
     Returns
     -------
     status : int
     """
     d = X.shape[1]
+    keep = fout.shape[0] > 0
     for t in range(X.shape[0]):
         f = w[d]
         for k in range(d):
             f += w[k] * X[t, k]
+        if keep:
+            fout[t] = f
         if y[t] * f <= 0.0:
             istate[1] += 1
             s = sw[t] * y[t]
@@ -179,7 +193,7 @@ def forgetron_phi(sigma_r, mu_prime, Q, M):
 
 
 @njit(cache=True, nogil=True)
-def forgetron_fit(code, kpar, X, y, SV, coef, sv_t, istate, fstate, budget):
+def forgetron_fit(code, kpar, X, y, SV, coef, sv_t, istate, fstate, budget, fout):
     """Self-tuned Forgetron (Dekel, Shalev-Shwartz & Singer, SIAM J. Comput. 37(5), 2008).
 
     Round t: predict ``sign f_t(x_t)``, ``f_t(x) = sum_{i in I_t} sigma_i y_i K(x_i, x)``.
@@ -205,6 +219,10 @@ def forgetron_fit(code, kpar, X, y, SV, coef, sv_t, istate, fstate, budget):
         ``[Q]``, the accumulated ``Psi`` of past removals. Modified in place.
     budget : int
         B >= 1.
+    fout : ndarray of shape (n,) or (0,), float64
+        When of length n, row t's decision value before the row is learned (under the model
+        of the rows before it) is written to ``fout[t]``, for the online calibration
+        (``fastbudget.calibration``); length 0 writes nothing. Modified in place.
 
     Returns
     -------
@@ -216,9 +234,12 @@ def forgetron_fit(code, kpar, X, y, SV, coef, sv_t, istate, fstate, budget):
     M = istate[SV_N_MISTAKES]
     Q = fstate[0]
     d = X.shape[1]
+    keep = fout.shape[0] > 0
     for t in range(X.shape[0]):
         x = X[t]
         f = _sv_decision(code, kpar, SV, coef, n_live, x)
+        if keep:
+            fout[t] = f
         if y[t] * f <= 0.0:
             M += 1
             if n_live < budget:
@@ -293,7 +314,7 @@ def _pegasos_block(Xb, yb, sb, n_b, w, g, t, lam, fit_intercept):
 
 
 @njit(cache=True, nogil=True)
-def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush):
+def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush, fout):
     """Pegasos, one pass, block size k = ``Xb.shape[0]`` (Shalev-Shwartz et al., ICML 2007).
 
     Examples are buffered in arrival order; each full block of k consecutive examples is
@@ -316,6 +337,11 @@ def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush):
         ``[n_buf, t, n_seen]`` (t = number of steps taken). Modified in place.
     lam : float
     fit_intercept, flush : bool
+    fout : ndarray of shape (n,) or (0,), float64
+        When of length n, row i's decision value ``<w, x_i> + b`` on arrival (under the
+        steps taken so far; rows buffered in a partial block are not applied yet, as in
+        ``decision_function``) is written to ``fout[i]``, for the online calibration; length
+        0 writes nothing. Modified in place.
 
     Returns
     -------
@@ -325,7 +351,13 @@ def pegasos_fit(X, y, sw, w, g, Xb, yb, sb, istate, lam, fit_intercept, flush):
     d = X.shape[1]
     n_b = istate[PG_N_BUF]
     t = istate[PG_T]
+    keep = fout.shape[0] > 0
     for i in range(X.shape[0]):
+        if keep:
+            f = w[d]
+            for k in range(d):
+                f += w[k] * X[i, k]
+            fout[i] = f
         for k in range(d):
             Xb[n_b, k] = X[i, k]
         yb[n_b] = y[i]
