@@ -88,6 +88,8 @@ def check_state_arrays(get, n_features):
     if ist is not None and S_idx is not None and (S_idx[:int(ist[ad.I_NS])] < 0).any():
         raise ValueError("engine margin set lists a free slot (S_idx = -1)")
 
+_NO_SCORES = np.zeros(0)     # add_batch without the rows' scores
+
 
 def state_decision(st, X):
     """Decision values of the SVM held in an engine state (stored values divided by the
@@ -218,10 +220,11 @@ def finish_repair(st, status):
     return status
 
 
-def add_batch_state(st, X, y, w, slots):
+def add_batch_state(st, X, y, w, slots, fout=_NO_SCORES):
     """``adiabatic.add_batch`` with its NEEDS_REPAIR finished (:func:`finish_repair`):
-    returns (status, rows learned, or the failing row)."""
-    status, done = ad.add_batch(st, X, y, w, slots)
+    returns (status, rows learned, or the failing row). ``fout``: each row's decision
+    value before it is learned, one entry per row (or length 0: none)."""
+    status, done = ad.add_batch(st, X, y, w, slots, fout)
     repaired = status == ad.NEEDS_REPAIR
     status = finish_repair(st, status)
     if repaired and status == ad.OK:
@@ -379,8 +382,13 @@ class IncrementalEngine:
             wts = np.concatenate([wts, w])
         return live, wts, mu
 
-    def add_batch(self, X, y, weight):
+    def add_batch(self, X, y, weight, scores=None):
         """Learn the rows of X in order inside one compiled call; returns their slots.
+
+        ``scores``, an array of one float64 per row, receives each row's decision value
+        under the SVM of every row before it, before the row is learned (the online
+        calibration's scores, ``fastbudget.calibration``); a row learned by the last resort
+        below (relearned from scratch) gets NaN.
 
         Transactional: on a numerical failure the batch is undone, R rebuilt and the batch
         retried. When the retry fails too at row i > 0, rows before i are learned again on
@@ -401,25 +409,33 @@ class IncrementalEngine:
             )
         st = self.st
         slots = np.empty(n, dtype=np.int64)
+        f = _NO_SCORES if scores is None else scores
+
+        def rows(a, b=None):
+            # (the scores of the rows, when kept, resume with them)
+            return f if f.shape[0] == 0 else f[a:b]
+
         snap = self.snapshot()
         lo = 0
         fresh = False  # R was rebuilt at ``lo``: a retry would repeat the same operations
         while True:
             seg = snap if lo == 0 else self.snapshot()
-            status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
+            status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:],
+                                           rows(lo))
             if status == ad.OK:
                 return slots
             self.restore(seg)
             if not fresh:
                 ad.rebuild(st)
-                status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:])
+                status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:],
+                                               rows(lo))
                 if status == ad.OK:
                     return slots
                 self.restore(seg)
                 ad.rebuild(st)
             if done == 0 or add_batch_state(st, X[lo:lo + done], y[lo:lo + done],
-                                            weight[lo:lo + done],
-                                            slots[lo:lo + done])[0] != ad.OK:
+                                            weight[lo:lo + done], slots[lo:lo + done],
+                                            rows(lo, lo + done))[0] != ad.OK:
                 break
             lo += done
             ad.rebuild(st)
@@ -428,6 +444,8 @@ class IncrementalEngine:
         free = np.flatnonzero(st.status == ad.FREE)[:n]   # the slots add_batch would take
         if relearn_state(st, snap, *self._target(add=(free, X, y, weight))):
             slots[:] = free
+            if f.shape[0]:
+                f[:] = np.nan         # (relearned from scratch: no score before learning)
             return slots
         raise NumericalError(
             f"Exact SVM update failed at row {lo + done}: {_MESSAGES.get(status, status)}, "

@@ -181,3 +181,23 @@ def test_partial_fit_transaction_copies_no_capacity_squared_state(monkeypatch):
     b.partial_fit(X[450:700], y[450:700])
     assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
     assert np.array_equal(a.dual_coef_, b.dual_coef_)
+
+
+@pytest.mark.parametrize("kernel,C", [("rbf", 10.0), ("linear", 1.0)])
+def test_integer_weights_are_repeated_rows(rng, kernel, C):
+    """The SVM of weights k is the SVM of each row repeated k times (weight 0: the row
+    left out): the same decision values, in a shuffled stream too. (What scikit-learn's
+    ``check_sample_weight_equivalence_*`` asks of ``predict_proba``; those checks are
+    expected failures since the calibration map is prequential: a repeated row is scored
+    once per arrival, under the SVM of the rows before it.)"""
+    X, y_pm = make_data(rng, 40, 3)
+    sw = rng.integers(0, 4, 40)
+    Xr, yr = np.repeat(X, sw, axis=0), np.repeat(y_pm, sw)
+    p = rng.permutation(len(yr))
+    kw = {"gamma": 0.5} if kernel == "rbf" else {}
+    a = IncrementalSVC(C=C, kernel=kernel, capacity=40, **kw).fit(X, y_pm, sample_weight=sw)
+    b = IncrementalSVC(C=C, kernel=kernel, capacity=len(yr), **kw).fit(Xr[p], yr[p])
+    Xt, _ = make_data(rng, 200, 3)
+    fa, fb = a.decision_function(Xt), b.decision_function(Xt)
+    assert rel_diff(fa, fb) <= AGREE
+    np.testing.assert_array_equal(a.predict(Xt), b.predict(Xt))

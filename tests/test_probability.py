@@ -256,8 +256,9 @@ def test_calibration_is_fitted_on_scores_taken_before_learning(id_, factory):
         w = np.ones(200)
     stats = None
     # a learner that takes the scores in its learning loop (``_calibration_per_row``:
-    # TVM, the perceptrons, Forgetron, Pegasos, BSGD) scores each row under the model that has learned the rows before it,
-    # those of its chunk too: the reference then scores and learns row by row
+    # TVM, the perceptrons, Forgetron, Pegasos, BSGD, IncrementalSVC) scores each row under
+    # the model that has learned the rows before it, those of its chunk too: the reference
+    # then scores and learns row by row
     per_row = getattr(est, "_calibration_per_row", False)
     for i in range(0, 200, 40):
         if i and per_row:
@@ -288,8 +289,8 @@ def test_calibration_is_fitted_on_scores_taken_before_learning(id_, factory):
             stats = cal.update_stats(None, f, np.where(y[:40] == 1, 1.0, -1.0), w[:40])
         est.partial_fit(X[i:i + 40], y[i:i + 40], classes=[0, 1], sample_weight=w[i:i + 40])
     if per_row and not isinstance(est, TVMClassifier):
-        # the perceptrons', Forgetron's, Pegasos' and BSGD's loops sum f(x) vector by vector
-        # in storage order, decision_function in its own order (transposed, vectorised, or
+        # the perceptrons', Forgetron's, Pegasos' and BSGD's loops (and the engine's kernel
+        # row, for IncrementalSVC) sum f(x) vector by vector in storage order, decision_function in its own order (transposed, vectorised, or
         # BLAS): the same values but for the last bit. The weights per bin must be equal
         # (every row in the same bin), the sums of asinh(f) within rounding.
         np.testing.assert_array_equal(est._calibration_stats[:2], stats[:2])
@@ -431,7 +432,7 @@ def test_one_vs_rest_normalises_the_learners_probabilities():
                          ids=[i for i, f in ESTIMATORS if is_binary(f())])
 def test_fit_calibrates_as_the_same_stream_in_chunks(id_, factory):
     """A learner that scores every row in its learning loop (``_calibration_per_row``: TVM,
-    the perceptrons, Forgetron, Pegasos, BSGD) fills the calibration statistics in a
+    the perceptrons, Forgetron, Pegasos, BSGD, IncrementalSVC) fills the calibration statistics in a
     single ``fit`` as ``partial_fit`` over chunks of the same rows does (up to the rounding
     of the recency factors), and its probabilities follow them; a learner that scores a
     chunk before learning it has nothing to score in ``fit`` and keeps the sigmoid."""

@@ -110,10 +110,14 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
             int(self.capacity), X.shape[1], C=float(self.C), kernel=self.kernel,
             gamma=self.gamma_, degree=self.degree, coef0=float(self.coef0))
 
+    #: each row scored by the engine before it is learned (``fastbudget.calibration``): the
+    #: SVM of every row before it, so ``fit`` calibrates too
+    _calibration_per_row = True
+
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
         if self.engine_ is None:
             self._make_engine(X)
-        self.engine_.add_batch(X, y_pm, sample_weight)
+        self.engine_.add_batch(X, y_pm, sample_weight, self._row_scores(X))
 
     def _decision(self, X):
         if self.engine_ is None:
@@ -153,13 +157,11 @@ class IncrementalSVC(EngineSVViews, BudgetClassifier):
         X, y_pm, _ = self._check_Xy(x, np.asarray([y]), classes=classes, reset=False)
         sw = self._check_sample_weight(np.asarray([sample_weight], dtype=float), 1)
         w, _ = self._weigh(sw, y_pm, self.classes_)
-        fresh = self.engine_ is None
-        if fresh:
+        if self.engine_ is None:
             self._make_engine(X)
-        f = None if fresh else self._decision(X)   # scored before it is learned (calibration)
-        slot = int(self.engine_.add_batch(X, y_pm, w)[0])
-        if f is not None:
-            self._add_calibration(f, y_pm, sw)
+        f = np.full(1, np.nan)       # scored by the engine before it is learned (calibration)
+        slot = int(self.engine_.add_batch(X, y_pm, w, f)[0])
+        self._add_calibration(f, y_pm, sw)
         return slot
 
     @locked

@@ -1209,9 +1209,10 @@ def place(st, c, x, yc):
     """Store point ``x`` with label ``yc`` in free slot ``c`` with weight 0 (status Z).
 
     Computes the kernel row of ``c`` against every live slot. Modified in place
-    (``st.sparse`` and ``st.gam`` are scratch).
+    (``st.sparse`` and ``st.gam`` are scratch). Returns f(x) under the model before x, as
+    ``place_at``.
     """
-    place_at(st.X, st.y, st.wt, st.cb, st.alpha, st.g, st.status, st.K, st.kpar, st.fs, st.ist,
+    return place_at(st.X, st.y, st.wt, st.cb, st.alpha, st.g, st.status, st.K, st.kpar, st.fs, st.ist,
              st.sparse, st.gam, c, x, yc)
 
 
@@ -1586,10 +1587,13 @@ def relearn(st, order, w, mu):
 
 
 @njit(cache=True, inline="always")
-def add_batch(st, X, yv, w, slots):
+def add_batch(st, X, yv, w, slots, fout):
     """Learn the rows of ``X`` one at a time (labels ``yv`` in {-1, +1}, weights ``w``).
 
     ``slots[i]`` receives the slot of row i. The caller guarantees enough free slots.
+    When ``fout`` has one entry per row, ``fout[i]`` receives row i's decision value under
+    the SVM of every row before it (``place``'s f over mu, before the row is learned), for
+    the online calibration; a ``fout`` of length 0 receives nothing.
     Returns (status, i): ``i`` is the number of rows learned (the failing row on error).
     The KT certificate is checked once, at the end (the states in between are not seen by
     anyone; an ill-conditioned path can pass through a violated state that the next rows
@@ -1604,10 +1608,18 @@ def add_batch(st, X, yv, w, slots):
     n = X.shape[0]
     cap = _st_status.shape[0]
     c = 0
+    keep = fout.shape[0] > 0
     for i in range(n):
         while c < cap and _st_status[c] != FREE:
             c += 1
-        s = _add(st, c, X[i], yv[i], w[i])
+        # _add(st, c, X[i], yv[i], w[i]), keeping the decision value that place computes
+        f = place(st, c, X[i], yv[i])
+        if keep:
+            fout[i] = f / st.fs[F_MU]
+        s = OK
+        if w[i] > 0.0:
+            s = _activate(st, c, w[i])
+        s = _finish_lazy(st, s)
         slots[i] = c
         if s != OK:
             return s, i

@@ -571,7 +571,7 @@ def sv_incremental_batch(st, X, yv, w, reweight_sv, sv_weight, buf_i, buf_w, slo
                 s = check_drift(st, np.bool_(True))
             if s != OK:
                 return s, 2
-    s, _ = add_batch(st, X, yv, w, slots)
+    s, _ = add_batch(st, X, yv, w, slots, np.empty(0))
     if s != OK:
         return s, 3
     return OK, 0
