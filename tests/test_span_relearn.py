@@ -61,7 +61,8 @@ def _fail_at(monkeypatch, X, rows):
     calls = []
 
     def failing(st, wk, Xc, *args):
-        if args[-1][ks.K_DECIDE]:
+        # (args: y, w, budget, policy, margin, span_set, ctl, fout)
+        if args[-2][ks.K_DECIDE]:
             return real(st, wk, Xc, *args)
         hit = [p for p in range(Xc.shape[0]) if Xc[p].tobytes() in bad]
         if not hit:

@@ -46,9 +46,10 @@ _PY = textwrap.dedent("""
         return ad.NEEDS_REPAIR if s == ad.OK and n_ops[0] % 3 == 0 else s
 
     def spy_learn(st, wk, Xc, *args):
+        # (args: y, w, budget, policy, margin, span_set, ctl, fout)
         s, i = real_learn(st, wk, Xc, *args)
         if s == ad.NEEDS_REPAIR:
-            phases.append((int(args[-1][ks.K_DECIDE]), int(args[-1][ks.K_PHASE])))
+            phases.append((int(args[-2][ks.K_DECIDE]), int(args[-2][ks.K_PHASE])))
         return s, i
 
     def spy_repair(st):

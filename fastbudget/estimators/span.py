@@ -32,15 +32,20 @@ _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
 
 
-def _learn_rows(st, wk, X, y, w, args, ctl):
+_NO_SCORES = np.zeros(0)
+
+
+def _learn_rows(st, wk, X, y, w, args, ctl, fout=_NO_SCORES):
     """``kernels.span.span_learn`` on the rows ``X``, ``y``, ``w`` (``args``: budget,
     policy, margin, span_set), with each NEEDS_REPAIR it returns finished by
     ``adiabatic.repair`` and the row resumed where it stopped (``ctl`` records where), so
     that the compiled stream does not carry the repair. Returns (status, rows learned, or
-    the failing row), as one ``span_learn`` call with the repair in it would."""
+    the failing row), as one ``span_learn`` call with the repair in it would. ``fout``:
+    the rows' scores before they are learned (one per row), or length 0."""
     lo = 0
     while True:
-        status, done = ks.span_learn(st, wk, X[lo:], y[lo:], w[lo:], *args, ctl)
+        status, done = ks.span_learn(st, wk, X[lo:], y[lo:], w[lo:], *args, ctl,
+                                     fout[lo:] if fout.shape[0] else fout)
         if status != ad.NEEDS_REPAIR:
             return status, lo + done
         lo += done
@@ -203,6 +208,9 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
         self._wk = ks.alloc_work(n, ad.N_FS, ad.N_IST)
         self._allocated = True
 
+    #: each row scored in the learning loop before it is learned (``fastbudget.calibration``)
+    _calibration_per_row = True
+
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
         if not self._allocated:
             self._allocate(X)
@@ -213,6 +221,8 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                 _SPAN_SETS[self.span_set])
         wk = self._wk
         n = X.shape[0]
+        # each row's score before it is learned, for the calibration (or length 0)
+        f = self._row_scores(X)
         # a replacement frees a live slot and fills it with a new point: their X / K rows
         # are saved too, so that the retry below starts from the model as it was
         first = snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
@@ -223,13 +233,14 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                 snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
                 counts = (wk.age.copy(), wk.cnt.copy())
             rows = (X[lo:], y_pm[lo:], sample_weight[lo:])
-            status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl())
+            fr = f[lo:] if f.shape[0] else f
+            status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl(), fr)
             if status == ad.OK:
                 return
             # undo the rest of the chunk (transactional), rebuild R from scratch and retry
             self._restore_work(snap, counts)
             ad.rebuild(st)
-            status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl())
+            status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl(), fr)
             if status == ad.OK:
                 return
             # The retry failed at row lo + done too. Last resort (the engine's): learn the
@@ -244,13 +255,15 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                 break
             if done > 0:
                 replay, _ = _learn_rows(st, wk, *(r[:done] for r in rows), args,
-                                        ks.alloc_ctl())
+                                        ks.alloc_ctl(), fr[:done] if fr.shape[0] else fr)
                 if replay != ad.OK:
                     status, stage = replay, "replay"
                     break
             if not self._relearn_row(X[row], y_pm[row], sample_weight[row], args):
                 stage = "relearn"
                 break
+            if f.shape[0]:
+                f[row] = np.nan    # (its model relearned from scratch: no score before it)
             lo = row + 1
             if lo == n:
                 return

@@ -304,7 +304,7 @@ def _swap_decided(dec, p, c):
 
 
 @njit(cache=True)
-def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set, ctl):
+def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set, ctl, fout):
     """Learn the rows of ``X`` in stream order (one compiled call per chunk): each arrival
     as paper 002's steps 1-7. State, work buffers and ``ctl`` modified in place.
 
@@ -349,11 +349,17 @@ def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set, ctl):
           status is returned with ``kind`` D_EVICT_FAILED (the caller relearns the model
           without ``evicted`` and decides again). Pass one row.
 
+    fout : ndarray (n,) or (0,) float64: when of length n, ``fout[r]`` receives row r's
+        decision value under the model of the rows before it (step 1's f, before the row
+        is learned), for the online calibration; rows of weight 0 are not scored. Length
+        0: nothing is written.
+
     Returns
     -------
     (status, i) : ``i`` rows processed (the failing row on error).
     """
     n = X.shape[0]
+    keep = fout.shape[0] > 0
     for r in range(n):
         # one arrival (paper 002, steps 1-7), or its rest after a repair, or its decision
         x = X[r]
@@ -374,6 +380,8 @@ def span_learn(st, wk, X, yv, w, budget, policy, margin, span_set, ctl):
                 continue
             mu = st.fs[F_MU]
             f = decision_point(st, x) / mu
+            if keep:
+                fout[r] = f
             if yc * f > margin:  # step 2: classified correctly
                 continue
             wk.cnt[C_TRIG] += 1
