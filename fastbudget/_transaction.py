@@ -102,6 +102,7 @@ class TransactionMixin:
         state.pop("_undo", None)       # the rollback buffer is not part of the model
         state.pop("_undo_piece", None)  # (nor forgetting's second one)
         state.pop("_cw_cache", None)   # nor _check_one's cache of the class weights
+        state.pop("_scores_out", None)  # nor a chunk's calibration scores being taken
         return state
 
     def _snapshot(self):
