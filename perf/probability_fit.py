@@ -24,13 +24,12 @@ min (Span's span policy on the board: 110 s of it).
 """
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probability import ece, load, log_loss  # noqa: E402
+# (run by path: this script's folder heads sys.path, so its sibling imports as is)
+from probability import ece, load, log_loss
 
 
 def learners(gamma):
