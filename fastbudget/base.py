@@ -517,7 +517,8 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
             self._start(cls, X.shape[1], names)
             if is_balanced(self.class_weight):
                 self._balanced_weights = cwv     # for class_weight_ (and saved with the model)
-            # a learner that scores each row before learning it (TVM) calibrates in fit too
+            # a learner that scores each row before learning it (``_calibration_per_row``)
+            # calibrates in fit too
             f = self._calibration_scores(X, True)
             self._learn_encoded(X, y_enc, w)
             if f is not None:

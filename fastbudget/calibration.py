@@ -5,13 +5,12 @@ learns a chunk it first scores the chunk with the model as it stands (the decisi
 examples it has not learned yet, so honest out-of-sample scores, as cross-validation would
 give, at the price of one ``decision_function`` per example), adds them to the map's
 statistics, and only then learns the chunk (from the second chunk on: the first has no model
-to score it). TVM, the perceptrons, Forgetron, Pegasos, BSGD, ``IncrementalSVC`` and Span
-take each row's score in their learning loop, under the model of the rows before it (``_calibration_per_row``), and
-so score every chunk, the first and ``fit``'s included, at no extra pass. There is no second
-pass, no held-out set and no cross-validation, and the memory is constant: three arrays of
-``N_BINS`` float64. Files
-written before the recency weighting (below) hold plain sums, in the same format: they load
-and learn on.
+to score it). TVM, the perceptrons, Forgetron, Pegasos, BSGD, Span and ``IncrementalSVC``
+take each row's score in their learning loop, under the model of the rows before it
+(``_calibration_per_row``), and so score every chunk, the first and ``fit``'s included, at
+no extra pass. There is no second pass, no held-out set and no cross-validation, and the
+memory is constant: three arrays of ``N_BINS`` float64. Files written before the recency
+weighting (below) hold plain sums, in the same format: they load and learn on.
 
 The statistics
 --------------
@@ -366,8 +365,8 @@ class ProbabilityMixin:
     #: whether the learner's compiled loop writes each row's decision value, taken before
     #: it learns the row, into the array ``_row_scores(X)`` returns (TVM, the perceptrons,
     #: Forgetron, Pegasos, BSGD, Span, IncrementalSVC through the engine's ``add_batch``):
-    #: then every chunk is scored row by row, the first chunk and
-    #: ``fit``'s one too, at no extra pass over the chunk
+    #: then every chunk is scored row by row, the first chunk and ``fit``'s one too, at no
+    #: extra pass over the chunk
     _calibration_per_row = False
     _NO_SCORES = np.zeros(0)
 
@@ -435,12 +434,13 @@ class ProbabilityMixin:
 
         The map from decision values to probabilities is fitted online, on the decision
         values of examples taken *before* the model learned them (see
-        ``fastbudget.calibration``). TVM, the perceptrons, Forgetron, Pegasos, BSGD,
-        ``IncrementalSVC`` and Span score every row in their learning loop before they learn it,
-        so ``fit`` and every chunk add to it; the other learners score each
+        ``fastbudget.calibration``). TVM, the perceptrons, Forgetron, Pegasos, BSGD, Span
+        and ``IncrementalSVC`` score every row in their learning loop before they learn
+        it, so ``fit`` and every chunk add to it; the other learners score each
         ``partial_fit`` / ``learn_one`` chunk after the first (a model of theirs fitted
-        with a single ``fit`` call has only the sigmoid of its decision values). It is monotone, so probabilities rank examples as
-        ``decision_function`` does, and ``predict_proba(X).argmax(1)`` is ``predict(X)``.
+        with a single ``fit`` call has only the sigmoid of its decision values). It is
+        monotone, so probabilities rank examples as ``decision_function`` does, and
+        ``predict_proba(X).argmax(1)`` is ``predict(X)``.
 
         Parameters
         ----------

@@ -409,33 +409,29 @@ class IncrementalEngine:
             )
         st = self.st
         slots = np.empty(n, dtype=np.int64)
+        # the rows' scores (or length 0: none) resume with the rows
         f = _NO_SCORES if scores is None else scores
-
-        def rows(a, b=None):
-            # (the scores of the rows, when kept, resume with them)
-            return f if f.shape[0] == 0 else f[a:b]
-
         snap = self.snapshot()
         lo = 0
         fresh = False  # R was rebuilt at ``lo``: a retry would repeat the same operations
         while True:
             seg = snap if lo == 0 else self.snapshot()
             status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:],
-                                           rows(lo))
+                                           f[lo:])
             if status == ad.OK:
                 return slots
             self.restore(seg)
             if not fresh:
                 ad.rebuild(st)
                 status, done = add_batch_state(st, X[lo:], y[lo:], weight[lo:], slots[lo:],
-                                               rows(lo))
+                                               f[lo:])
                 if status == ad.OK:
                     return slots
                 self.restore(seg)
                 ad.rebuild(st)
             if done == 0 or add_batch_state(st, X[lo:lo + done], y[lo:lo + done],
                                             weight[lo:lo + done], slots[lo:lo + done],
-                                            rows(lo, lo + done))[0] != ad.OK:
+                                            f[lo:lo + done])[0] != ad.OK:
                 break
             lo += done
             ad.rebuild(st)
@@ -444,8 +440,7 @@ class IncrementalEngine:
         free = np.flatnonzero(st.status == ad.FREE)[:n]   # the slots add_batch would take
         if relearn_state(st, snap, *self._target(add=(free, X, y, weight))):
             slots[:] = free
-            if f.shape[0]:
-                f[:] = np.nan         # (relearned from scratch: no score before learning)
+            f[:] = np.nan         # (relearned from scratch: no score before learning)
             return slots
         raise NumericalError(
             f"Exact SVM update failed at row {lo + done}: {_MESSAGES.get(status, status)}, "

@@ -18,11 +18,13 @@ Exit status 0, or 2 on unusable input.
 """
 import argparse
 import copy
-import glob
 import json
 import os
 import statistics
 import sys
+
+# (run by path: this script's folder heads sys.path, so its sibling imports as is)
+from check_ratios import newest_baseline
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -31,7 +33,8 @@ def read_run(path):
     try:
         with open(path) as f:
             data = json.load(f)
-        {b["fullname"]: b["stats"]["median"] for b in data["benchmarks"]}
+        for b in data["benchmarks"]:            # (what combine reads, checked here)
+            _ = (b["fullname"], float(b["stats"]["median"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"cannot read benchmark results from {path}: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -72,10 +75,10 @@ def combine(runs):
 
 
 def default_path(data):
-    existing = sorted(glob.glob(os.path.join(HERE, "baselines", "*", "[0-9]" * 4 + "_*.json")))
-    if existing:
-        folder = os.path.dirname(existing[-1])
-        number = int(os.path.basename(existing[-1])[:4]) + 1
+    newest = newest_baseline(required=False)
+    if newest is not None:
+        folder = os.path.dirname(newest)
+        number = int(os.path.basename(newest)[:4]) + 1
     else:
         m = data.get("machine_info", {})
         folder = os.path.join(HERE, "baselines", "-".join(

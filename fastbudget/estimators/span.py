@@ -18,7 +18,7 @@ import numpy as np
 from .. import forgetting as _fg
 from .._validation import check_stored_arrays as _check_stored_arrays
 from ..base import BudgetClassifier
-from ..engine import (RELEARN_ORDERS, EngineSVViews, _MESSAGES,
+from ..engine import (RELEARN_ORDERS, EngineSVViews, _MESSAGES, _NO_SCORES,
                       check_state_arrays, kernel_params, relearn_state, resolve_gamma,
                       restore_state, set_C_state, snapshot_state, state_decision,
                       state_kkt_residual)
@@ -32,9 +32,6 @@ _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
 
 
-_NO_SCORES = np.zeros(0)
-
-
 def _learn_rows(st, wk, X, y, w, args, ctl, fout=_NO_SCORES):
     """``kernels.span.span_learn`` on the rows ``X``, ``y``, ``w`` (``args``: budget,
     policy, margin, span_set), with each NEEDS_REPAIR it returns finished by
@@ -44,8 +41,7 @@ def _learn_rows(st, wk, X, y, w, args, ctl, fout=_NO_SCORES):
     the rows' scores before they are learned (one per row), or length 0."""
     lo = 0
     while True:
-        status, done = ks.span_learn(st, wk, X[lo:], y[lo:], w[lo:], *args, ctl,
-                                     fout[lo:] if fout.shape[0] else fout)
+        status, done = ks.span_learn(st, wk, X[lo:], y[lo:], w[lo:], *args, ctl, fout[lo:])
         if status != ad.NEEDS_REPAIR:
             return status, lo + done
         lo += done
@@ -233,7 +229,7 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                 snap = snapshot_state(st, refill=np.flatnonzero(st.status != ad.FREE))
                 counts = (wk.age.copy(), wk.cnt.copy())
             rows = (X[lo:], y_pm[lo:], sample_weight[lo:])
-            fr = f[lo:] if f.shape[0] else f
+            fr = f[lo:]
             status, done = _learn_rows(st, wk, *rows, args, ks.alloc_ctl(), fr)
             if status == ad.OK:
                 return
@@ -255,7 +251,7 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
                 break
             if done > 0:
                 replay, _ = _learn_rows(st, wk, *(r[:done] for r in rows), args,
-                                        ks.alloc_ctl(), fr[:done] if fr.shape[0] else fr)
+                                        ks.alloc_ctl(), fr[:done])
                 if replay != ad.OK:
                     status, stage = replay, "replay"
                     break

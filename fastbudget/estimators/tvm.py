@@ -227,19 +227,10 @@ class TVMClassifier(BudgetClassifier):
     # examples of one chunk that may be skipped (see _partial_fit_encoded) before giving up
     MAX_SKIPS = 10
 
-    def _calibration_scores(self, X, first):
-        """The calibration's decision values of a chunk, taken by the learning loop itself
-        (``_calibration_per_row``, ``fastbudget.calibration.ProbabilityMixin``):
-        ``tvm_partial_fit`` computes f(x) of every row, before it learns the row, for the
-        Beneficial test, and writes it into the array handed out here instead of a separate
-        scoring pass over the chunk (one floor more per stream). A model without its
-        learning state (``engine_state_`` None) scores a later chunk before it, as the other
-        learners do."""
-        if self._calibrates and self.engine_state_ is None and not first:
-            return self._decision(X)
-        return super()._calibration_scores(X, first)
-
-    #: the calibration's scores are per row, taken by the learning loop (above)
+    #: the calibration's scores are per row (``fastbudget.calibration.ProbabilityMixin``):
+    #: ``tvm_partial_fit`` computes f(x) of every row before it learns the row, for the
+    #: Beneficial test, and writes it into the array ``_row_scores`` hands out, instead of a
+    #: separate scoring pass over the chunk (one floor more per stream)
     _calibration_per_row = True
 
     def _partial_fit_encoded(self, X, y_pm, sample_weight):
