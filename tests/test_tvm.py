@@ -83,13 +83,18 @@ def brute_nn(clf, k=1):
 @pytest.mark.parametrize("kernel,merge,one_sided,rejection", [
     ("rbf", "input", True, None), ("rbf", "feature", True, None), ("rbf", "input", False, 0.2),
     ("poly", "input", True, None), ("linear", "input", True, 0.2),
+    ("rbf", "input", "balanced", 0.2), ("rbf", "feature", "balanced", None),
 ])
 def test_exact_on_twin_set_and_cache_after_every_update(kernel, merge, one_sided, rejection):
     """(Rejection drops many overflow examples at B = 12 on this board, so most cases run
-    without it to exercise merging; rejection has its own tests.)"""
+    without it to exercise merging; rejection has its own tests. "balanced": One-Sided
+    merging with ``balance_sides``.)"""
     X, y = board(1500, 0.15, 1)
     Xt, _ = board(200, 0.0, 2)
     kw = {"gamma": 1.35} if kernel == "rbf" else ({"gamma": 0.5, "degree": 3} if kernel == "poly" else {})
+    if one_sided == "balanced":
+        one_sided = True
+        kw["balance_sides"] = True
     clf = TVMClassifier(budget=12, kernel=kernel, merge=merge, one_sided=one_sided,
                         rejection=rejection, **kw)
     clf.partial_fit(X[:1], y[:1], classes=[-1, 1])
@@ -121,6 +126,84 @@ def test_exact_on_twin_set_and_cache_after_every_update(kernel, merge, one_sided
     assert clf.n_twins_ <= 12
     assert clf.twin_weights_.sum() == pytest.approx(
         clf.twins_.par[ktvm.P_SSUM])
+
+
+def _linear_rule(n, d, seed):
+    w = np.random.default_rng(12345).normal(size=d)
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    return X, np.where(X @ w > 0, 1, -1)
+
+
+def _side_counts(clf):
+    """(twins with f(q) >= 0, twins with f(q) < 0, share of the twins' weight on the
+    f(q) >= 0 side)"""
+    tw = clf.twins_
+    a = tw.active.astype(bool)
+    pos = a & (tw.side > 0)
+    return int(pos.sum()), int((a & ~pos).sum()), tw.s_tot[pos].sum() / tw.s_tot[a].sum()
+
+
+def test_balanced_sides_keep_each_sides_twins_at_its_share_of_the_weight():
+    """balance_sides: a side holding more than its share of the twins (by weight) by more
+    than one twin gives up the next merge, so the count stays near the share: within one
+    twin on average over the updates with the budget full (sides also change when f(q)
+    changes sign, so single updates can be further off). The paper's rule on the same
+    stream keeps the split the first examples gave, further off."""
+    X, y = _linear_rule(6000, 6, 0)
+    off = {}
+    for balanced in (False, True):
+        clf = TVMClassifier(budget=20, gamma=1 / 6, balance_sides=balanced)
+        clf.partial_fit(X[:40], y[:40], classes=[-1, 1])
+        dev = []
+        for t in range(40, len(y)):
+            before = clf.n_accepted_
+            clf.learn_one(X[t], y[t])
+            if clf.n_accepted_ == before:
+                continue
+            npos, nneg, share = _side_counts(clf)
+            dev.append(abs(npos - (npos + nneg) * share))
+        assert len(dev) > 1000
+        off[balanced] = np.mean(dev)
+        assert clf.kkt_residual() <= 1e-8
+    assert off[True] <= 1.0, off
+    assert off[False] > 2 * off[True], off
+
+
+def test_balanced_sides_on_a_clean_linear_stream():
+    """On a linear rule without label noise the paper's One-Sided merging misclassifies one
+    class only, and more as the stream grows: its side of the model holds fewer twins than
+    its weight calls for (``perf/tvm_linear_rule.py``). Balanced sides spread the errors
+    over both classes and score higher on every one of three streams."""
+    Xt, yt = _linear_rule(4000, 22, 99)
+    for seed in range(3):
+        X, y = _linear_rule(30000, 22, seed)
+        paper = TVMClassifier(budget=100, gamma=1 / 22).fit(X, y)
+        bal = TVMClassifier(budget=100, gamma=1 / 22, balance_sides=True).fit(X, y)
+        err = paper.predict(Xt) != yt
+        fn, fp = int((err & (yt > 0)).sum()), int((err & (yt < 0)).sum())
+        assert min(fn, fp) < 0.1 * max(fn, fp), (seed, fn, fp)     # one class only
+        assert bal.score(Xt, yt) > paper.score(Xt, yt) + 0.01, seed
+
+
+def test_merge_side_code_is_saved_and_checked(tmp_path):
+    """balance_sides is stored in the twins' parameters (``P_ONE_SIDED``: 0 Global, 1 the
+    paper's One-Sided, 2 balanced), survives a save and load, and a file holding another
+    code is refused."""
+    from fastbudget.persist import ModelFormatError, load_model
+
+    X, y = board(400, 0.15, 3)
+    for kw, code in (({}, ktvm.ONE_SIDED), ({"balance_sides": True}, ktvm.ONE_SIDED_BALANCED),
+                     ({"one_sided": False, "balance_sides": True}, 0.0)):
+        clf = TVMClassifier(budget=10, gamma=1.35, **kw).fit(X, y)
+        assert clf.twins_.par[ktvm.P_ONE_SIDED] == code
+        clf.save(tmp_path / "m.npz")
+        back = load_model(tmp_path / "m.npz")
+        assert back.twins_.par[ktvm.P_ONE_SIDED] == code
+        assert back.balance_sides == clf.balance_sides
+    clf.twins_.par[ktvm.P_ONE_SIDED] = 3.0
+    clf.save(tmp_path / "bad.npz")
+    with pytest.raises(ModelFormatError, match="merge-side code"):
+        load_model(tmp_path / "bad.npz")
 
 
 def test_control_of_C_keeps_product_constant():

@@ -789,7 +789,7 @@ def test_tvm_boolean_parameters_must_be_booleans():
     from fastbudget import TVMClassifier
 
     X, y = stream(0, n=60)
-    for name in ("control_C", "one_sided"):
+    for name in ("control_C", "one_sided", "balance_sides"):
         for bad in ("False", None, 0):
             est = TVMClassifier(budget=10, gamma=0.5, **{name: bad})
             with pytest.raises(ValueError, match=f"{name} must be True or False"):

@@ -70,6 +70,14 @@ class TVMClassifier(BudgetClassifier):
         segment, eq. 4.2).
     one_sided : bool, default=True
         Only merge twins on the same side of the decision boundary (Sec. 4.2.3).
+    balance_sides : bool, default=False
+        With ``one_sided``, also keep the number of twins on each side of the boundary at
+        that side's share of the twins' total weight: when one side holds more than its
+        share by more than one twin, the merge is its cheapest pair. The paper's One-Sided
+        merging (False) keeps each side's count where the first ``budget`` examples put
+        it, since the pair merged is almost always the newest twin and its neighbour; a
+        side a few twins short then loses examples to the other side for the rest of the
+        stream (``docs/results/tvm_profile.md``). No effect when ``one_sided=False``.
     rejection : float or None, default=0.2
         eta of the rejection test (Sec. 4.2.4): a merge is accepted when f(q_new) lies
         within (1 -+ eta) of the linear estimate. When the best pair fails, the other
@@ -157,8 +165,9 @@ class TVMClassifier(BudgetClassifier):
     _state_nonfinite_ok = ("twin_nn_d", "twin_nn2_d")
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
-                 m1=1.0, m2=2.0, merge="input", one_sided=True, rejection=0.2, control_C=True,
-                 removal="abs", random_state=None, class_weight=None, forgetting=None):
+                 m1=1.0, m2=2.0, merge="input", one_sided=True, balance_sides=False,
+                 rejection=0.2, control_C=True, removal="abs", random_state=None,
+                 class_weight=None, forgetting=None):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -169,6 +178,7 @@ class TVMClassifier(BudgetClassifier):
         self.m2 = m2
         self.merge = merge
         self.one_sided = one_sided
+        self.balance_sides = balance_sides
         self.rejection = rejection
         self.control_C = control_C
         self.removal = removal
@@ -193,6 +203,7 @@ class TVMClassifier(BudgetClassifier):
         if self.rejection is not None:
             self._check_param("rejection", self.rejection, low=0, low_inclusive=True)
         self._check_bool("one_sided", self.one_sided)
+        self._check_bool("balance_sides", self.balance_sides)
         self._check_bool("control_C", self.control_C)
         _fg.check_forgetting(self)
 
@@ -217,7 +228,8 @@ class TVMClassifier(BudgetClassifier):
         tw.par[ktvm.P_C] = float(self.C)
         tw.par[ktvm.P_CONTROL_C] = 1.0 if self.control_C else 0.0
         tw.par[ktvm.P_MERGE] = FEATURE if self.merge == "feature" else INPUT
-        tw.par[ktvm.P_ONE_SIDED] = 1.0 if self.one_sided else 0.0
+        tw.par[ktvm.P_ONE_SIDED] = (0.0 if not self.one_sided else ktvm.ONE_SIDED_BALANCED
+                                    if self.balance_sides else ktvm.ONE_SIDED)
         tw.par[ktvm.P_TRIES] = float(B)
         tw.par[ktvm.P_REMOVAL] = (ktvm.REMOVAL_OWN_SIDE if self.removal == "own_side"
                                   else ktvm.REMOVAL_ABS)
@@ -509,6 +521,11 @@ class TVMClassifier(BudgetClassifier):
         if par is not None and np.ndim(par) == 1 and par.shape[0] > ktvm.P_REMOVAL:
             if par[ktvm.P_REMOVAL] not in (ktvm.REMOVAL_ABS, ktvm.REMOVAL_OWN_SIDE):
                 raise ValueError(f"unknown removal code {par[ktvm.P_REMOVAL]!r} in twin_par")
+            # the merge rule likewise (P_ONE_SIDED): models saved before balance_sides
+            # hold 0.0 or 1.0 there
+            if par[ktvm.P_ONE_SIDED] not in (0.0, ktvm.ONE_SIDED, ktvm.ONE_SIDED_BALANCED):
+                raise ValueError(
+                    f"unknown merge-side code {par[ktvm.P_ONE_SIDED]!r} in twin_par")
         if not state.get("allocated", False):
             return
         B = int(self.budget)

@@ -45,11 +45,17 @@ P_ETA = 2  # < 0: rejection off
 P_C = 3  # C of the estimator
 P_CONTROL_C = 4  # 1.0: keep C_eff * sum(s) = C * B
 P_MERGE = 5  # merge.INPUT or merge.FEATURE
-P_ONE_SIDED = 6
+P_ONE_SIDED = 6  # 0: Global merging; ONE_SIDED (the paper's One-Sided) or ONE_SIDED_BALANCED
 P_SSUM = 7  # sum of all twin weights
 P_TRIES = 8  # merge candidates tried before the new example is dropped
 P_REMOVAL = 9  # REMOVAL_ABS (0.0; also every model saved before the option) or REMOVAL_OWN_SIDE
 N_TPAR = 10
+
+# ``TwinState.par[P_ONE_SIDED]``: the paper's One-Sided merging (twins merge only with
+# twins on their side of the model, the sign of f(q)); and One-Sided merging that also
+# keeps each side's number of twins at its share of the twins' weight (``_merge_side``)
+ONE_SIDED = 1.0
+ONE_SIDED_BALANCED = 2.0
 
 # which twin the buffer-zone test of Alg. 3 looks at (``TwinState.par[P_REMOVAL]``)
 REMOVAL_ABS = 0.0  # the largest |f(q_j)| (the paper's text)
@@ -266,6 +272,41 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
     s_tot[j] = sp + sn
     active[j] = 1
     dirty[j] = 1
+
+
+@njit(cache=True, inline="always")
+def _merge_side(active, side, s_tot):
+    """The side of the model (+1: f(q) >= 0, -1) whose twins the next merge is taken from
+    under balanced One-Sided merging, or 0 for the cheapest pair of either side.
+
+    One-Sided merging never moves a twin across the model, and the pair it merges is
+    almost always the newest twin (weight 1) with its nearest neighbour: so each side keeps
+    the number of twins the first ``budget`` examples gave it. A side with a few twins too
+    few holds larger cells, whose pivots lie farther from the boundary, and the boundary
+    moves into it; the examples of that side that it then misclassifies are learned into
+    twins of the other side, and the error grows along the stream
+    (``docs/results/tvm_profile.md``). Here a side holding more than its share of the twins
+    (its share of the twins' total weight, ``s_tot``) by more than one twin gives up the
+    merge; it must keep two twins, so that it has a pair."""
+    n = 0
+    npos = 0
+    m = 0.0
+    mpos = 0.0
+    for j in range(active.shape[0]):
+        if active[j]:
+            n += 1
+            m += s_tot[j]
+            if side[j] > 0:
+                npos += 1
+                mpos += s_tot[j]
+    if m <= 0.0:
+        return 0
+    tpos = n * (mpos / m)
+    if npos > tpos + 1.0 and npos >= 2:
+        return 1
+    if n - npos > (n - tpos) + 1.0 and n - npos >= 2:
+        return -1
+    return 0
 
 
 @njit(cache=True, inline="always")
@@ -488,9 +529,12 @@ def _learn_one(st, tw, x, yi, wi, B):
         # scanning ``order`` in that order; only used when no twin is beyond m2)
         m0 = 0
         bi0 = 0
+        # balanced One-Sided merging: the pair comes from the side with twins to spare
+        only = (_merge_side(_tw_active, tw.side, _tw_s_tot)
+                if _tw_par[P_ONE_SIDED] == ONE_SIDED_BALANCED else 0)
         for j in range(_tw_active.shape[0]):
             if _tw_active[j]:
-                if _tw_nn_idx[j] >= 0:
+                if _tw_nn_idx[j] >= 0 and (only == 0 or tw.side[j] == only):
                     _tw_order[m0] = j
                     if m0 > 0 and before(_tw_nn_d[j], j, _tw_nn_d[_tw_order[bi0]],
                                          _tw_order[bi0]):
@@ -567,7 +611,8 @@ def _learn_one(st, tw, x, yi, wi, B):
                     break
             if mi < 0 and eta >= 0.0:
                 # every cached pair failed: all other allowed pairs, in increasing cost
-                # (a pair that is some twin's cached best was tried above)
+                # (a pair that is some twin's cached best was tried above, unless balanced
+                # sides kept it to the other side)
                 _tw_pi = tw.pi
                 npairs = sorted_pairs(mode, code, _st_kpar, _tw_Q, _tw_s_tot, tw.side,
                                       _tw_par[P_ONE_SIDED] > 0.0, _tw_active, tw.pk, _tw_pi,
@@ -575,7 +620,8 @@ def _learn_one(st, tw, x, yi, wi, B):
                 for p in range(npairs):
                     i = _tw_pi[p] // nt
                     j = _tw_pi[p] - i * nt
-                    if _tw_nn_idx[i] == j or _tw_nn_idx[j] == i:
+                    if ((_tw_nn_idx[i] == j or _tw_nn_idx[j] == i)
+                            and (only == 0 or tw.side[i] == only)):
                         continue
                     if _merge_ok(mode, code, _st_kpar, _st_fs, _tw_Q, _tw_QT, _tw_coef, _tw_s_tot,
                                  _tw_fq, _tw_qnew, _tw_tmp, _tw_ist, _tw_drow, _tw_drow_t, i, j,
