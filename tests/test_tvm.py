@@ -135,20 +135,21 @@ def _linear_rule(n, d, seed):
 
 
 def _side_counts(clf):
-    """(twins with f(q) >= 0, twins with f(q) < 0, share of the twins' weight on the
-    f(q) >= 0 side)"""
+    """(twins with f(q) >= 0, twins with f(q) < 0, the positive label's share of the twins'
+    weight)"""
     tw = clf.twins_
     a = tw.active.astype(bool)
     pos = a & (tw.side > 0)
-    return int(pos.sum()), int((a & ~pos).sum()), tw.s_tot[pos].sum() / tw.s_tot[a].sum()
+    return int(pos.sum()), int((a & ~pos).sum()), tw.s_pos[a].sum() / tw.s_tot[a].sum()
 
 
-def test_balanced_sides_keep_each_sides_twins_at_its_share_of_the_weight():
-    """balance_sides: a side holding more than its share of the twins (by weight) by more
-    than one twin gives up the next merge, so the count stays near the share: within one
-    twin on average over the updates with the budget full (sides also change when f(q)
-    changes sign, so single updates can be further off). The paper's rule on the same
-    stream keeps the split the first examples gave, further off."""
+def test_balanced_sides_keep_each_sides_twins_at_its_labels_share_of_the_weight():
+    """balance_sides: a side of the model holding more than its share of the twins (its
+    label's share of the twins' weight) by more than one twin gives up the next merge, so
+    the count stays near the share: within one twin on average over the updates with the
+    budget full (sides also change when f(q) changes sign, so single updates can be further
+    off). The paper's rule on the same stream keeps the split the first examples gave,
+    further off."""
     X, y = _linear_rule(6000, 6, 0)
     off = {}
     for balanced in (False, True):

@@ -71,13 +71,17 @@ class TVMClassifier(BudgetClassifier):
     one_sided : bool, default=True
         Only merge twins on the same side of the decision boundary (Sec. 4.2.3).
     balance_sides : bool, default=False
-        With ``one_sided``, also keep the number of twins on each side of the boundary at
-        that side's share of the twins' total weight: when one side holds more than its
-        share by more than one twin, the merge is its cheapest pair. The paper's One-Sided
-        merging (False) keeps each side's count where the first ``budget`` examples put
-        it, since the pair merged is almost always the newest twin and its neighbour; a
-        side a few twins short then loses examples to the other side for the rest of the
-        stream (``docs/results/tvm_profile.md``). No effect when ``one_sided=False``.
+        With ``one_sided``, also keep the share of the twins on the positive side of the
+        boundary (f(q) >= 0) at the positive label's share of the twins' weight: when a
+        side holds more than its share by more than one twin, the merge is its cheapest
+        pair. The paper's One-Sided merging (False) keeps each side's count where the first
+        ``budget`` examples put it, since the pair merged is almost always the newest twin
+        and its neighbour; a side a few twins short then misclassifies its class for the
+        rest of the stream. On a clean linear rule at d = 22 (B = 100, 10^6 examples) this
+        lifts TVM from 78.5 % to 97.8 %; on paper 000's Table 3 it helps at small budgets
+        (Letter B = 20: 71.8 -> 73.9 %) and costs up to 2 points on a few cells
+        (``docs/results/tvm_profile.md``, ``docs/results/tvm_table3_gaps.md``). No effect
+        when ``one_sided=False``.
     rejection : float or None, default=0.2
         eta of the rejection test (Sec. 4.2.4): a merge is accepted when f(q_new) lies
         within (1 -+ eta) of the linear estimate. When the best pair fails, the other
@@ -93,10 +97,10 @@ class TVMClassifier(BudgetClassifier):
         small ``C`` (the paper's C = 1 on Adult) control can shrink ``C_eff`` until the
         model calls every point the majority class; there ``control_C=False`` matches the
         paper's figures, while on noisy streams at C = 100 it overfits
-        (``docs/results/tvm_control.md``). On a stream without label noise control can
-        cost accuracy as the stream grows, since late examples weigh little against the
-        twins (a linear rule at d = 22: 92.5 % after 10^5 examples, 78.5 % after 10^6;
-        89-98 % without control, ``docs/results/tvm_profile.md``). When control has cut
+        (``docs/results/tvm_control.md``). (On a linear rule at d = 22 without label noise
+        TVM falls from 92.5 % after 10^5 examples to 78.5 % after 10^6 with control, and
+        swings between 89 and 98 % without it; the fall is the twins' split between the
+        two sides, not control: see ``balance_sides``.) When control has cut
         C_eff to C / 10 or less and the model calls all its twins one class although they
         hold both, a ``CollapseWarning`` says so (once per model).
     random_state : None, int or Generator, default=None

@@ -275,7 +275,7 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
 
 
 @njit(cache=True, inline="always")
-def _merge_side(active, side, s_tot):
+def _merge_side(active, side, s_tot, s_pos):
     """The side of the model (+1: f(q) >= 0, -1) whose twins the next merge is taken from
     under balanced One-Sided merging, or 0 for the cheapest pair of either side.
 
@@ -283,11 +283,13 @@ def _merge_side(active, side, s_tot):
     almost always the newest twin (weight 1) with its nearest neighbour: so each side keeps
     the number of twins the first ``budget`` examples gave it. A side with a few twins too
     few holds larger cells, whose pivots lie farther from the boundary, and the boundary
-    moves into it; the examples of that side that it then misclassifies are learned into
-    twins of the other side, and the error grows along the stream
-    (``docs/results/tvm_profile.md``). Here a side holding more than its share of the twins
-    (its share of the twins' total weight, ``s_tot``) by more than one twin gives up the
-    merge; it must keep two twins, so that it has a pair."""
+    moves into it; the examples of that side's class that it then misclassifies are learned
+    into twins of the other side, and the error grows along the stream
+    (``docs/results/tvm_profile.md``). Here the f(q) >= 0 side's share of the twins is held
+    at the positive label's share of the twins' weight (``s_pos`` over ``s_tot``; the label
+    weights, not the weight each side holds, which counts the absorbed examples on the
+    wrong side): a side holding more than its share by more than one twin gives up the
+    merge. It must keep two twins, so that it has a pair."""
     n = 0
     npos = 0
     m = 0.0
@@ -296,9 +298,9 @@ def _merge_side(active, side, s_tot):
         if active[j]:
             n += 1
             m += s_tot[j]
+            mpos += s_pos[j]
             if side[j] > 0:
                 npos += 1
-                mpos += s_tot[j]
     if m <= 0.0:
         return 0
     tpos = n * (mpos / m)
@@ -530,7 +532,7 @@ def _learn_one(st, tw, x, yi, wi, B):
         m0 = 0
         bi0 = 0
         # balanced One-Sided merging: the pair comes from the side with twins to spare
-        only = (_merge_side(_tw_active, tw.side, _tw_s_tot)
+        only = (_merge_side(_tw_active, tw.side, _tw_s_tot, _tw_s_pos)
                 if _tw_par[P_ONE_SIDED] == ONE_SIDED_BALANCED else 0)
         for j in range(_tw_active.shape[0]):
             if _tw_active[j]:
