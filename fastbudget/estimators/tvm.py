@@ -79,7 +79,7 @@ class TVMClassifier(BudgetClassifier):
         and its neighbour; a side a few twins short then misclassifies its class for the
         rest of the stream. On a clean linear rule at d = 22 (B = 100, 10^6 examples) this
         lifts TVM from 78.5 % to 97.8 %; on paper 000's Table 3 it helps at small budgets
-        (Letter B = 20: 71.8 -> 73.9 %) and costs up to 2 points on a few cells
+        (Letter B = 20, 10 orders: 71.8 -> 74.0 %) and costs up to 2 points on a few cells
         (``docs/results/tvm_profile.md``, ``docs/results/tvm_table3_gaps.md``). No effect
         when ``one_sided=False``.
     rejection : float or None, default=0.2
