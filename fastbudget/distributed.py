@@ -286,7 +286,7 @@ def _fold(i, j, Q, s, sp, sn, fq, mode, kernel_code, kpar, qnew, tmp):
 
 
 def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided=True,
-                m2=None):
+                m2=None, labels=False):
     """Fold the twins of two models (dicts of :func:`_twins_of`) into at most ``budget``
     twins by TVM's rules for a full budget (Alg. 3): while over budget, a twin beyond the
     buffer zone (``|f(q)| > m2``, the largest first; skipped when ``m2`` is None) is
@@ -295,14 +295,16 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
     the 1-D search of eq. 4.2), the merged pivot from ``kernels.merge.merge_point`` and the
     weights summed. With ``one_sided`` only twins on the same side of their model's
     decision boundary merge (Sec. 4.2.3; a merged twin's f is the weight-averaged f of its
-    two, the linear estimate of the rejection test), unless no such pair is left."""
+    two, the linear estimate of the rejection test), unless no such pair is left; with
+    ``labels`` (``sides='labels'``) a twin's side is its majority label instead. (The
+    estimator's ``balance_sides`` is not applied to this fold.)"""
     Q, sp, sn, fq = _stack_twins(a, b)
     n = Q.shape[0]
     merges = removed = 0
     if n > budget:
         s = np.ascontiguousarray(sp + sn)
         active = np.ones(n, dtype=np.int8)
-        side = np.where(fq >= 0.0, 1, -1).astype(np.int8)
+        side = np.where((sp >= sn) if labels else (fq >= 0.0), 1, -1).astype(np.int8)
         tmp = np.zeros(Q.shape[1])
         qnew = np.zeros(Q.shape[1])
         row = np.zeros(n)
@@ -350,7 +352,7 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
             cost[:, j] = np.inf
             far[i] = abs(fq[i])
             far[j] = 0.0
-            side[i] = 1 if fq[i] >= 0.0 else -1
+            side[i] = 1 if ((sp[i] >= sn[i]) if labels else (fq[i] >= 0.0)) else -1
             same[i, :] = side == side[i]
             same[:, i] = same[i, :]
             r = cost_row(i)
@@ -659,7 +661,8 @@ def _merge_models(a, b, cls, params, classes, gamma_):
     mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
     if a["Q"].shape[0] + b["Q"].shape[0] <= B:
         out = merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
-                          one_sided=bool(params["one_sided"]), m2=float(params["m2"]))
+                          one_sided=bool(params["one_sided"]), m2=float(params["m2"]),
+                          labels=params.get("sides", "model") == "labels")
         out["probe"] = probe
         return out
     union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
@@ -672,7 +675,8 @@ def _merge_models(a, b, cls, params, classes, gamma_):
     a = dict(a, fq=fq[:half].copy())
     b = dict(b, fq=fq[half:].copy())
     folds = [merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
-                         one_sided=bool(params["one_sided"]), m2=float(params["m2"]))]
+                         one_sided=bool(params["one_sided"]), m2=float(params["m2"]),
+                         labels=params.get("sides", "model") == "labels")]
     if probe.shape[0] and max(a["Q"].shape[0], b["Q"].shape[0]) <= B:
         folds.append(pair_twins(a, b, kernel_code=code, kpar=kpar, mode=mode))
     best = folds[0]

@@ -84,17 +84,19 @@ def brute_nn(clf, k=1):
     ("rbf", "input", True, None), ("rbf", "feature", True, None), ("rbf", "input", False, 0.2),
     ("poly", "input", True, None), ("linear", "input", True, 0.2),
     ("rbf", "input", "balanced", 0.2), ("rbf", "feature", "balanced", None),
+    ("rbf", "input", "labels", None), ("rbf", "input", "labels balanced", 0.2),
 ])
 def test_exact_on_twin_set_and_cache_after_every_update(kernel, merge, one_sided, rejection):
     """(Rejection drops many overflow examples at B = 12 on this board, so most cases run
-    without it to exercise merging; rejection has its own tests. "balanced": One-Sided
-    merging with ``balance_sides``.)"""
+    without it to exercise merging; rejection has its own tests. "balanced", "labels":
+    One-Sided merging with ``balance_sides``, ``sides='labels'``.)"""
     X, y = board(1500, 0.15, 1)
     Xt, _ = board(200, 0.0, 2)
     kw = {"gamma": 1.35} if kernel == "rbf" else ({"gamma": 0.5, "degree": 3} if kernel == "poly" else {})
-    if one_sided == "balanced":
+    if one_sided in ("balanced", "labels", "labels balanced"):
+        kw["balance_sides"] = "balanced" in one_sided
+        kw["sides"] = "labels" if "labels" in one_sided else "model"
         one_sided = True
-        kw["balance_sides"] = True
     clf = TVMClassifier(budget=12, kernel=kernel, merge=merge, one_sided=one_sided,
                         rejection=rejection, **kw)
     clf.partial_fit(X[:1], y[:1], classes=[-1, 1])
@@ -180,28 +182,38 @@ def test_balanced_sides_on_a_clean_linear_stream():
         X, y = _linear_rule(30000, 22, seed)
         paper = TVMClassifier(budget=100, gamma=1 / 22).fit(X, y)
         bal = TVMClassifier(budget=100, gamma=1 / 22, balance_sides=True).fit(X, y)
+        lab = TVMClassifier(budget=100, gamma=1 / 22, balance_sides=True,
+                            sides="labels").fit(X, y)
         err = paper.predict(Xt) != yt
         fn, fp = int((err & (yt > 0)).sum()), int((err & (yt < 0)).sum())
         assert min(fn, fp) < 0.1 * max(fn, fp), (seed, fn, fp)     # one class only
         assert bal.score(Xt, yt) > paper.score(Xt, yt) + 0.01, seed
+        assert lab.score(Xt, yt) > paper.score(Xt, yt) + 0.01, seed
 
 
 def test_merge_side_code_is_saved_and_checked(tmp_path):
-    """balance_sides is stored in the twins' parameters (``P_ONE_SIDED``: 0 Global, 1 the
-    paper's One-Sided, 2 balanced), survives a save and load, and a file holding another
-    code is refused."""
+    """sides and balance_sides are stored in the twins' parameters (``P_ONE_SIDED``: 0
+    Global, 1 the paper's One-Sided, 2 balanced, 3 and 4 the same by labels), survive a save
+    and load, and a file holding another code is refused."""
     from fastbudget.persist import ModelFormatError, load_model
 
     X, y = board(400, 0.15, 3)
     for kw, code in (({}, ktvm.ONE_SIDED), ({"balance_sides": True}, ktvm.ONE_SIDED_BALANCED),
-                     ({"one_sided": False, "balance_sides": True}, 0.0)):
+                     ({"sides": "labels"}, ktvm.LABEL_SIDED),
+                     ({"sides": "labels", "balance_sides": True}, ktvm.LABEL_SIDED_BALANCED),
+                     ({"one_sided": False, "sides": "labels", "balance_sides": True}, 0.0)):
         clf = TVMClassifier(budget=10, gamma=1.35, **kw).fit(X, y)
         assert clf.twins_.par[ktvm.P_ONE_SIDED] == code
         clf.save(tmp_path / "m.npz")
         back = load_model(tmp_path / "m.npz")
         assert back.twins_.par[ktvm.P_ONE_SIDED] == code
-        assert back.balance_sides == clf.balance_sides
-    clf.twins_.par[ktvm.P_ONE_SIDED] = 3.0
+        assert (back.balance_sides, back.sides) == (clf.balance_sides, clf.sides)
+        tw = back.twins_
+        a = tw.active.astype(bool)
+        if code in (ktvm.LABEL_SIDED, ktvm.LABEL_SIDED_BALANCED):
+            # each twin's side is its majority label
+            np.testing.assert_array_equal(tw.side[a], np.where(tw.s_pos[a] >= tw.s_neg[a], 1, -1))
+    clf.twins_.par[ktvm.P_ONE_SIDED] = 5.0
     clf.save(tmp_path / "bad.npz")
     with pytest.raises(ModelFormatError, match="merge-side code"):
         load_model(tmp_path / "bad.npz")

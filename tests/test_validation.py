@@ -797,6 +797,17 @@ def test_tvm_boolean_parameters_must_be_booleans():
             assert not est.__sklearn_is_fitted__()
 
 
+def test_tvm_sides_must_be_model_or_labels():
+    from fastbudget import TVMClassifier
+
+    X, y = stream(0, n=60)
+    for bad in ("label", None, True):
+        est = TVMClassifier(budget=10, gamma=0.5, sides=bad)
+        with pytest.raises(ValueError, match="sides must be 'model'"):
+            est.fit(X, y)
+        assert not est.__sklearn_is_fitted__()
+
+
 def test_streamsvm_polynomial_degree_must_be_whole():
     from fastbudget.estimators.streamsvm import StreamSVMClassifier
 

@@ -22,6 +22,15 @@ _TWIN_STATE = operator.itemgetter(
     *[i for i, n in enumerate(_TWIN_FIELDS) if n not in ktvm.SCRATCH_FIELDS])
 
 
+def one_sided_code(one_sided, sides, balance_sides):
+    """The merge rule's code in ``TwinState.par[P_ONE_SIDED]`` (``kernels.tvm``)."""
+    if not one_sided:
+        return 0.0
+    if sides == "labels":
+        return ktvm.LABEL_SIDED_BALANCED if balance_sides else ktvm.LABEL_SIDED
+    return ktvm.ONE_SIDED_BALANCED if balance_sides else ktvm.ONE_SIDED
+
+
 class TVMClassifier(BudgetClassifier):
     """Twin Vector Machine: an exact SVM on at most ``budget`` weighted twin vectors.
 
@@ -70,18 +79,25 @@ class TVMClassifier(BudgetClassifier):
         segment, eq. 4.2).
     one_sided : bool, default=True
         Only merge twins on the same side of the decision boundary (Sec. 4.2.3).
+    sides : {'model', 'labels'}, default='model'
+        With ``one_sided``, what a twin's side is. ``'model'`` (the paper's Sec. 4.2.3): the
+        side of the decision boundary its pivot lies on, the sign of f(q). ``'labels'``:
+        its majority label (s+ >= s-: positive), so that a misclassified example is never
+        merged into a twin of the other class; see ``balance_sides``.
     balance_sides : bool, default=False
-        With ``one_sided``, also keep the share of the twins on the positive side of the
-        boundary (f(q) >= 0) at the positive label's share of the twins' weight: when a
-        side holds more than its share by more than one twin, the merge is its cheapest
-        pair. The paper's One-Sided merging (False) keeps each side's count where the first
-        ``budget`` examples put it, since the pair merged is almost always the newest twin
-        and its neighbour; a side a few twins short then misclassifies its class for the
-        rest of the stream. On a clean linear rule at d = 22 (B = 100, 10^6 examples) this
-        lifts TVM from 78.5 % to 97.8 %; on paper 000's Table 3 it helps at small budgets
-        (Letter B = 20, 10 orders: 71.8 -> 74.0 %) and costs up to 2 points on a few cells
-        (``docs/results/tvm_profile.md``, ``docs/results/tvm_table3_gaps.md``). No effect
-        when ``one_sided=False``.
+        With ``one_sided``, also keep the share of the twins on the positive side at the
+        positive label's share of the twins' weight: when a side holds more than its share
+        by more than one twin, the merge is its cheapest pair. The paper's One-Sided
+        merging (False) keeps each side's count where the first ``budget`` examples put
+        it, since the pair merged is almost always the newest twin and its neighbour; a
+        side a few twins short then misclassifies its class for the rest of the stream.
+        On a clean linear rule at d = 22 (B = 100, 10^6 examples) TVM scores 78.5 % with
+        the paper's rule, 97.8 % with ``balance_sides`` and 98.9 % with it and
+        ``sides='labels'``; on paper 000's Table 3 the pair lifts Letter at B = 20 from
+        71.8 to 77.7 % and Adult at B = 100 from 76.4 to 81.5 % (the paper's figures:
+        76.5, 82.1), and moves other cells by a few points either way
+        (``docs/results/tvm_profile.md``, ``docs/results/tvm_table3_gaps.md``). Neither
+        has an effect when ``one_sided=False``.
     rejection : float or None, default=0.2
         eta of the rejection test (Sec. 4.2.4): a merge is accepted when f(q_new) lies
         within (1 -+ eta) of the linear estimate. When the best pair fails, the other
@@ -169,9 +185,9 @@ class TVMClassifier(BudgetClassifier):
     _state_nonfinite_ok = ("twin_nn_d", "twin_nn2_d")
 
     def __init__(self, budget=100, C=100.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
-                 m1=1.0, m2=2.0, merge="input", one_sided=True, balance_sides=False,
-                 rejection=0.2, control_C=True, removal="abs", random_state=None,
-                 class_weight=None, forgetting=None):
+                 m1=1.0, m2=2.0, merge="input", one_sided=True, sides="model",
+                 balance_sides=False, rejection=0.2, control_C=True, removal="abs",
+                 random_state=None, class_weight=None, forgetting=None):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -182,6 +198,7 @@ class TVMClassifier(BudgetClassifier):
         self.m2 = m2
         self.merge = merge
         self.one_sided = one_sided
+        self.sides = sides
         self.balance_sides = balance_sides
         self.rejection = rejection
         self.control_C = control_C
@@ -202,6 +219,10 @@ class TVMClassifier(BudgetClassifier):
                 f"variant uses m2 = m1 = 1); got m1={self.m1}, m2={self.m2}.")
         if self.merge not in ("input", "feature"):
             raise ValueError(f"merge must be 'input' or 'feature'; got {self.merge!r}.")
+        if self.sides not in ("model", "labels"):
+            raise ValueError(f"sides must be 'model' (the sign of f at the twin, the paper's "
+                             f"rule) or 'labels' (the twin's majority label); got "
+                             f"{self.sides!r}.")
         if self.removal not in ("abs", "own_side"):
             raise ValueError(f"removal must be 'abs' or 'own_side'; got {self.removal!r}.")
         if self.rejection is not None:
@@ -232,8 +253,8 @@ class TVMClassifier(BudgetClassifier):
         tw.par[ktvm.P_C] = float(self.C)
         tw.par[ktvm.P_CONTROL_C] = 1.0 if self.control_C else 0.0
         tw.par[ktvm.P_MERGE] = FEATURE if self.merge == "feature" else INPUT
-        tw.par[ktvm.P_ONE_SIDED] = (0.0 if not self.one_sided else ktvm.ONE_SIDED_BALANCED
-                                    if self.balance_sides else ktvm.ONE_SIDED)
+        tw.par[ktvm.P_ONE_SIDED] = one_sided_code(self.one_sided, self.sides,
+                                                  self.balance_sides)
         tw.par[ktvm.P_TRIES] = float(B)
         tw.par[ktvm.P_REMOVAL] = (ktvm.REMOVAL_OWN_SIDE if self.removal == "own_side"
                                   else ktvm.REMOVAL_ABS)
@@ -527,7 +548,7 @@ class TVMClassifier(BudgetClassifier):
                 raise ValueError(f"unknown removal code {par[ktvm.P_REMOVAL]!r} in twin_par")
             # the merge rule likewise (P_ONE_SIDED): models saved before balance_sides
             # hold 0.0 or 1.0 there
-            if par[ktvm.P_ONE_SIDED] not in (0.0, ktvm.ONE_SIDED, ktvm.ONE_SIDED_BALANCED):
+            if par[ktvm.P_ONE_SIDED] not in (0.0,) + ktvm.ONE_SIDED_CODES:
                 raise ValueError(
                     f"unknown merge-side code {par[ktvm.P_ONE_SIDED]!r} in twin_par")
         if not state.get("allocated", False):

@@ -45,17 +45,21 @@ P_ETA = 2  # < 0: rejection off
 P_C = 3  # C of the estimator
 P_CONTROL_C = 4  # 1.0: keep C_eff * sum(s) = C * B
 P_MERGE = 5  # merge.INPUT or merge.FEATURE
-P_ONE_SIDED = 6  # 0: Global merging; ONE_SIDED (the paper's One-Sided) or ONE_SIDED_BALANCED
+P_ONE_SIDED = 6  # 0: Global merging, or one of the One-Sided codes below
 P_SSUM = 7  # sum of all twin weights
 P_TRIES = 8  # merge candidates tried before the new example is dropped
 P_REMOVAL = 9  # REMOVAL_ABS (0.0; also every model saved before the option) or REMOVAL_OWN_SIDE
 N_TPAR = 10
 
 # ``TwinState.par[P_ONE_SIDED]``: the paper's One-Sided merging (twins merge only with
-# twins on their side of the model, the sign of f(q)); and One-Sided merging that also
-# keeps each side's number of twins at its share of the twins' weight (``_merge_side``)
+# twins on their side of the model, the sign of f(q)); the same keeping each side's number
+# of twins at its label's share of the twins' weight (``_merge_side``); and both with a
+# twin's side its majority label (s+ >= s-: positive) instead of the sign of f(q)
 ONE_SIDED = 1.0
 ONE_SIDED_BALANCED = 2.0
+LABEL_SIDED = 3.0
+LABEL_SIDED_BALANCED = 4.0
+ONE_SIDED_CODES = (ONE_SIDED, ONE_SIDED_BALANCED, LABEL_SIDED, LABEL_SIDED_BALANCED)
 
 # which twin the buffer-zone test of Alg. 3 looks at (``TwinState.par[P_REMOVAL]``)
 REMOVAL_ABS = 0.0  # the largest |f(q_j)| (the paper's text)
@@ -276,8 +280,9 @@ def _place_twin_at(X, y, wt, cb, alpha, g, status, K, kpar, fs, ist, Q, s_pos, s
 
 @njit(cache=True, inline="always")
 def _merge_side(active, side, s_tot, s_pos):
-    """The side of the model (+1: f(q) >= 0, -1) whose twins the next merge is taken from
-    under balanced One-Sided merging, or 0 for the cheapest pair of either side.
+    """The side (+1: f(q) >= 0, or with label sides s+ >= s-; -1 the other) whose twins the
+    next merge is taken from under balanced One-Sided merging, or 0 for the cheapest pair
+    of either side.
 
     One-Sided merging never moves a twin across the model, and the pair it merges is
     almost always the newest twin (weight 1) with its nearest neighbour: so each side keeps
@@ -285,7 +290,7 @@ def _merge_side(active, side, s_tot, s_pos):
     few holds larger cells, whose pivots lie farther from the boundary, and the boundary
     moves into it; the examples of that side's class that it then misclassifies are learned
     into twins of the other side, and the error grows along the stream
-    (``docs/results/tvm_profile.md``). Here the f(q) >= 0 side's share of the twins is held
+    (``docs/results/tvm_profile.md``). Here the positive side's share of the twins is held
     at the positive label's share of the twins' weight (``s_pos`` over ``s_tot``; the label
     weights, not the weight each side holds, which counts the absorbed examples on the
     wrong side): a side holding more than its share by more than one twin gives up the
@@ -370,6 +375,9 @@ def _sync(st, tw, mode):
         if s == ad.NEEDS_REPAIR:
             return s
     one_sided = _tw_par[P_ONE_SIDED] > 0.0
+    by_label = _tw_par[P_ONE_SIDED] >= LABEL_SIDED
+    _tw_s_pos = tw.s_pos
+    _tw_s_neg = tw.s_neg
     for j in range(_tw_active.shape[0]):
         if not _tw_active[j]:
             _tw_coef[j] = 0.0
@@ -379,6 +387,8 @@ def _sync(st, tw, mode):
         f = (_st_g[2 * j] + mu) / mu
         _tw_fq[j] = f
         side = 1 if f >= 0.0 else -1
+        if by_label:
+            side = 1 if _tw_s_pos[j] >= _tw_s_neg[j] else -1
         if side != _tw_side[j]:
             _tw_side[j] = side
             if one_sided:
@@ -533,7 +543,8 @@ def _learn_one(st, tw, x, yi, wi, B):
         bi0 = 0
         # balanced One-Sided merging: the pair comes from the side with twins to spare
         only = (_merge_side(_tw_active, tw.side, _tw_s_tot, _tw_s_pos)
-                if _tw_par[P_ONE_SIDED] == ONE_SIDED_BALANCED else 0)
+                if (_tw_par[P_ONE_SIDED] == ONE_SIDED_BALANCED
+                    or _tw_par[P_ONE_SIDED] == LABEL_SIDED_BALANCED) else 0)
         for j in range(_tw_active.shape[0]):
             if _tw_active[j]:
                 if _tw_nn_idx[j] >= 0 and (only == 0 or tw.side[j] == only):
