@@ -159,8 +159,8 @@ def _linear_rule(n, d=22, seed=0):
 
 
 @pytest.mark.large
-@pytest.mark.parametrize("balance_sides", [False, True])
-def test_tvm_stream_linear_rule_d22(benchmark, balance_sides):
+@pytest.mark.parametrize("rule", ["paper", "labels_balanced"])
+def test_tvm_stream_linear_rule_d22(benchmark, rule):
     """10^6 examples of a random linear rule at d = 22 (issue 25 reports it beside IJCNN and
     Adult: the stream where most examples are learned, two in three here), paper 000's
     protocol (C = 100, control of C; without control the same fit took four times as long
@@ -168,17 +168,18 @@ def test_tvm_stream_linear_rule_d22(benchmark, balance_sides):
     learned and the accuracy on 20,000 clean test rows. With the paper's One-Sided merging
     TVM's accuracy falls along this stream (92.5 % after 10^5 examples, 78.5 % after 10^6:
     one class is misclassified, its side of the model a few twins short); the bar is below
-    that figure, so the benchmark guards the speed against losing more. ``balance_sides``
-    keeps each side's twins at its share of the weight; its bar is below its figure too."""
+    that figure, so the benchmark guards the speed against losing more. ``labels_balanced``:
+    ``sides='labels', balance_sides=True``, which keep each class's twins at its share of
+    the weight (98.9 % on 2026-11-27); its bar is below its figure too."""
     X, y = _linear_rule(1_000_000)
     Xt, yt = _linear_rule(20_000, seed=99)
-    clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / 22, C=100.0,
-                      balance_sides=balance_sides)
+    kw = {"sides": "labels", "balance_sides": True} if rule == "labels_balanced" else {}
+    clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / 22, C=100.0, **kw)
     acc = clf.score(Xt, yt)
     ratio = record(benchmark, floor_seconds(clf, X), accuracy=acc, n=len(y), d=22,
                    accepted=int(clf.n_accepted_), learned_share=clf.n_accepted_ / len(y),
                    C_eff=float(clf.C_eff_), seconds=benchmark.stats.stats.min)
-    assert acc >= (0.95 if balance_sides else 0.75)
+    assert acc >= (0.97 if rule == "labels_balanced" else 0.75)
     _goal(benchmark, ratio, "linear_rule_1e6")
 
 

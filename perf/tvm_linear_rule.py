@@ -15,38 +15,31 @@ test rows:
 - the ratio of the classes' twin weights, sum s+ / sum s- (the stream is 50 / 50);
 - the twins on each side of the model (f(q) >= 0 / f(q) < 0).
 
-Variants: the library as it is; ``m1=0.5``; ``balance_sides=True``; ``forgetting='auto'``; ``--label-sided`` adds One-Sided merging by the
-twins' majority labels instead of the sign of f(q) (a throw-away patched copy of the
-package, as ``perf/table3_readings.py``'s H10; the library is not changed).
+Variants: the library as it is (the paper's One-Sided merging); ``m1=0.5``;
+``forgetting='auto'``; ``sides='labels'``; ``balance_sides=True``; both.
 
-    python perf/tvm_linear_rule.py --seeds 0 1 2 3 --n 300000 --label-sided
+    python perf/tvm_linear_rule.py --seeds 0 1 2 3 --n 300000
 
 ``--table3 ORDERS`` instead runs Table 3 of paper 000 (``fastbudget reproduce tvm-table3``'s
-sets, parameters and stream orders) with ``balance_sides`` off (the paper's One-Sided
-merging) and on, and prints both, cell by cell, beside the paper's figure (``--data-dir``:
-the real data sets):
+sets, parameters and stream orders) under the paper's One-Sided merging, ``balance_sides``,
+``sides='labels'`` and both, cell by cell beside the paper's figure (``--data-dir``: the
+real data sets; about 12 minutes for 3 orders):
 
     python perf/tvm_linear_rule.py --table3 3 --data-dir ../shared/data
 """
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
 
-# (run by path: this script's folder heads sys.path, so its sibling imports as is)
-import table3_gaps as tg
-
 D = 22
 STOPS = (10_000, 100_000, 300_000, 1_000_000)
-LABEL_PATCH = (("        side = 1 if f >= 0.0 else -1\n",
-                "        side = 1 if f >= 0.0 else -1\n"
-                "        if tw.s_pos[j] + tw.s_neg[j] > 0.0:\n"
-                "            side = 1 if tw.s_pos[j] >= tw.s_neg[j] else -1\n"),)
+#: the stream's variants: (name, TVMClassifier parameters beside the protocol's)
+VARIANTS = (("the paper's One-Sided merging", {}), ("m1 = 0.5", {"m1": 0.5}),
+            ("forgetting='auto'", {"forgetting": "auto"}),
+            ("sides='labels'", {"sides": "labels"}),
+            ("balance_sides=True", {"balance_sides": True}),
+            ("both", {"sides": "labels", "balance_sides": True}))
 
 
 def linear_rule(n, seed):
@@ -95,16 +88,23 @@ def run(seed, n, kw):
     return rows
 
 
+#: the merge rules ``--table3`` compares: (column, TVMClassifier parameters)
+TABLE3_RULES = (("paper's One-Sided", {}),
+                ("balance_sides", {"balance_sides": True}),
+                ("sides='labels'", {"sides": "labels"}),
+                ("both", {"sides": "labels", "balance_sides": True}))
+
+
 def table3(orders, data_dir):
-    """Table 3's TVM cells with ``balance_sides`` off and on (mean and sd over ``orders``
+    """Table 3's TVM cells under each rule of ``TABLE3_RULES`` (mean and sd over ``orders``
     stream orders, seeds 1000 + o as ``fastbudget reproduce``)."""
     from fastbudget import TVMClassifier
     from fastbudget.reproduce import tvm as rt
 
     budgets = (20, 50, 100, 200, 500)
-    print("| data set | B | paper | paper's One-Sided merging | balanced sides | difference |")
-    print("|---|---:|---:|---:|---:|---:|")
-    diffs = {False: [], True: []}
+    print("| data set | B | paper | " + " | ".join(r for r, _ in TABLE3_RULES) + " |")
+    print("|---|---:|---:|" + "---:|" * len(TABLE3_RULES))
+    diffs = {r: [] for r, _ in TABLE3_RULES}
     for name in rt.SETS:
         data = rt.load_set(name, data_dir)
         if data is None:
@@ -112,66 +112,47 @@ def table3(orders, data_dir):
         Xa, ya, Xb, yb = data
         kp = rt.kernel_params(name, Xa.shape[1])
         for i, B in enumerate(budgets):
-            acc = {}
-            for bal in (False, True):
-                acc[bal] = []
+            paper = rt.PAPER_TABLE3[name][4 + i]
+            cells = []
+            for rule, kw in TABLE3_RULES:
+                acc = []
                 for o in range(orders):
                     perm = np.random.default_rng(1000 + o).permutation(len(ya))
-                    clf = TVMClassifier(budget=B, C=rt._C(name), balance_sides=bal, **kp)
-                    acc[bal].append(100.0 * clf.fit(Xa[perm], ya[perm]).score(Xb, yb))
-            paper = rt.PAPER_TABLE3[name][4 + i]
-            for bal in (False, True):
-                diffs[bal].append(np.mean(acc[bal]) - paper)
-            print(f"| {name} | {B} | {paper} "
-                  + " ".join(f"| {np.mean(acc[b]):.1f} ± {np.std(acc[b], ddof=1):.1f}"
-                             for b in (False, True))
-                  + f" | {np.mean(acc[True]) - np.mean(acc[False]):+.1f} |", flush=True)
-    print(f"\nmean of (ours - paper) over the cells: paper's merging "
-          f"{np.mean(diffs[False]):+.2f}, balanced {np.mean(diffs[True]):+.2f}; cells within "
-          f"1.5 points of the paper: {sum(abs(d) <= 1.5 for d in diffs[False])} and "
-          f"{sum(abs(d) <= 1.5 for d in diffs[True])} of {len(diffs[True])}")
+                    clf = TVMClassifier(budget=B, C=rt._C(name), **kp, **kw)
+                    acc.append(100.0 * clf.fit(Xa[perm], ya[perm]).score(Xb, yb))
+                diffs[rule].append(np.mean(acc) - paper)
+                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc, ddof=1):.1f}")
+            print(f"| {name} | {B} | {paper} | " + " | ".join(cells) + " |", flush=True)
+    print()
+    for rule, _ in TABLE3_RULES:
+        d = np.asarray(diffs[rule])
+        print(f"- {rule}: mean of ours - paper {d.mean():+.2f}, mean |ours - paper| "
+              f"{np.abs(d).mean():.2f}, cells within 1.5 points {int((np.abs(d) <= 1.5).sum())} "
+              f"of {d.size}, cells more than 1.5 below {int((d < -1.5).sum())}")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     ap.add_argument("--n", type=int, default=300_000)
-    ap.add_argument("--label-sided", action="store_true")
     ap.add_argument("--table3", type=int, metavar="ORDERS")
     ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--inner", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.table3:
         table3(args.table3, args.data_dir)
         return
-    if args.inner:      # in the patched copy: the label-sided rows, as JSON
-        rows = [r for s in args.seeds for r in run(s, args.n, {})]
-        with open(args.inner, "w") as fh:
-            json.dump(rows, fh)
-        return
-    variants = [("as it is", [r for s in args.seeds for r in run(s, args.n, {})]),
-                ("m1 = 0.5", [r for s in args.seeds for r in run(s, args.n, {"m1": 0.5})]),
-                ("balance_sides=True",
-                 [r for s in args.seeds for r in run(s, args.n, {"balance_sides": True})]),
-                ("forgetting='auto'",
-                 [r for s in args.seeds for r in run(s, args.n, {"forgetting": "auto"})])]
-    if args.label_sided:
-        with tempfile.TemporaryDirectory() as tmp:
-            tg.patched_copy(tmp, LABEL_PATCH, "label-sided")
-            out = os.path.join(tmp, "rows.json")
-            subprocess.run([sys.executable, os.path.abspath(__file__), "--inner", out,
-                            "--n", str(args.n), "--seeds", *map(str, args.seeds)],
-                           env=dict(os.environ, PYTHONPATH=tmp), check=True)
-            with open(out) as fh:
-                variants.append(("sides by majority label", json.load(fh)))
+    variants = [(name, [r for seed in args.seeds for r in run(seed, args.n, kw)])
+                for name, kw in VARIANTS]
     print("| variant | seed | rows | accuracy % | best threshold % | errors FN / FP "
-          "| twins f >= 0 / f < 0 | s+ on f < 0 twins | s- on f >= 0 twins | sum s+ / sum s- | learned | CPU s |")
+          "| twins f >= 0 / f < 0 | s+ on f < 0 twins | s- on f >= 0 twins "
+          "| sum s+ / sum s- | learned | CPU s |")
     print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
     for name, rows in variants:
         for r in rows:
             print(f"| {name} | {r['seed']} | {r['n']:,} | {100 * r['acc']:.2f} "
                   f"| {100 * r['best']:.2f} | {r['fn']:,} / {r['fp']:,} "
-                  f"| {r['sides'][0]} / {r['sides'][1]} | {r['pos_other']:.3f} | {r['neg_other']:.3f} | {r['ratio']:.2f} "
+                  f"| {r['sides'][0]} / {r['sides'][1]} | {r['pos_other']:.3f} "
+                  f"| {r['neg_other']:.3f} | {r['ratio']:.2f} "
                   f"| {r['learned']:.2f} | {r['cpu']:.1f} |")
 
 
