@@ -329,6 +329,10 @@ def map_for(stats):
 
 _POOLED = []          # (tuple of statistics arrays, map of their sum), newest last
 
+#: the ``fout`` a compiled learning loop gets when no row's score is wanted (length 0: the
+#: loops write each row's score only into an array with one entry per row)
+NO_SCORES = np.zeros(0)
+
 
 def pooled_map(stats_list):
     """One ``CalibrationMap`` fitted on the sum of several learners' statistics (None
@@ -368,7 +372,6 @@ class ProbabilityMixin:
     #: then every chunk is scored row by row, the first chunk and ``fit``'s one too, at no
     #: extra pass over the chunk
     _calibration_per_row = False
-    _NO_SCORES = np.zeros(0)
 
     def _calibration_scores(self, X, first):
         """Decision values of a validated chunk under the model as it is, before it learns
@@ -401,7 +404,7 @@ class ProbabilityMixin:
         ``X``), for the learning loop to fill; a length-0 array (write nothing) when none
         was."""
         pending = self.__dict__.pop("_scores_out", None)
-        return pending[1] if pending is not None and pending[0] is X else self._NO_SCORES
+        return pending[1] if pending is not None and pending[0] is X else NO_SCORES
 
     def _add_calibration(self, f, y_pm, raw_weight):
         """Add examples' decision values (taken before they were learned) to the

@@ -18,6 +18,7 @@ import numpy as np
 
 from ._kernel_args import kernel_params, resolve_gamma, sv_by_class  # noqa: F401
 from ._validation import as_kernel_array
+from .calibration import NO_SCORES
 from .exceptions import CapacityError, NumericalError, NumericalWarning  # noqa: F401 (re-exported)
 from .kernels import adiabatic as ad
 from .kernels import ops
@@ -88,7 +89,6 @@ def check_state_arrays(get, n_features):
     if ist is not None and S_idx is not None and (S_idx[:int(ist[ad.I_NS])] < 0).any():
         raise ValueError("engine margin set lists a free slot (S_idx = -1)")
 
-_NO_SCORES = np.zeros(0)     # add_batch without the rows' scores
 
 
 def state_decision(st, X):
@@ -220,7 +220,7 @@ def finish_repair(st, status):
     return status
 
 
-def add_batch_state(st, X, y, w, slots, fout=_NO_SCORES):
+def add_batch_state(st, X, y, w, slots, fout=NO_SCORES):
     """``adiabatic.add_batch`` with its NEEDS_REPAIR finished (:func:`finish_repair`):
     returns (status, rows learned, or the failing row). ``fout``: each row's decision
     value before it is learned, one entry per row (or length 0: none)."""
@@ -410,7 +410,7 @@ class IncrementalEngine:
         st = self.st
         slots = np.empty(n, dtype=np.int64)
         # the rows' scores (or length 0: none) resume with the rows
-        f = _NO_SCORES if scores is None else scores
+        f = NO_SCORES if scores is None else scores
         snap = self.snapshot()
         lo = 0
         fresh = False  # R was rebuilt at ``lo``: a retry would repeat the same operations

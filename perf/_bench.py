@@ -244,6 +244,15 @@ def linear_stream(n, seed=0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def linear_rule(n, d=22, seed=0):
+    """Standard normal rows in d dimensions labelled by the sign of a fixed random linear
+    rule (no label noise): the stream where TVM learns most examples (issue 25's third
+    stream; ``perf/tvm_linear_rule.py``)."""
+    w = np.random.default_rng(12345).normal(size=d)
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    return X, np.where(X @ w > 0, 1, -1)
+
+
 def paper_data(name):
     """(X, y, Xt, yt) of a paper data set, standardised on its training side, or None when the
     data folder is absent."""

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, iterations_for,
-                    model_scores, nearest_pairs, nn_cache_rebuild, paper_data, record)
+                    linear_rule, model_scores, nearest_pairs, nn_cache_rebuild, paper_data,
+                    record)
 from fastbudget import TVMClassifier
 
 #: issue 25: TVM's whole stream (B = 100) within this many floors
@@ -150,14 +151,6 @@ def test_tvm_stream_paper_data_1e6(benchmark, name, C, bar):
     _goal(benchmark, ratio, f"{name}_1e6")
 
 
-def _linear_rule(n, d=22, seed=0):
-    """Standard normal rows in d dimensions labelled by the sign of a fixed random linear
-    rule (no label noise): the stream where TVM learns most examples."""
-    w = np.random.default_rng(12345).normal(size=d)
-    X = np.random.default_rng(seed).normal(size=(n, d))
-    return X, np.where(X @ w > 0, 1, -1)
-
-
 @pytest.mark.large
 @pytest.mark.parametrize("rule", ["paper", "labels_balanced"])
 def test_tvm_stream_linear_rule_d22(benchmark, rule):
@@ -171,8 +164,8 @@ def test_tvm_stream_linear_rule_d22(benchmark, rule):
     that figure, so the benchmark guards the speed against losing more. ``labels_balanced``:
     ``sides='labels', balance_sides=True``, which keep each class's twins at its share of
     the weight (98.9 % on 2026-11-27); its bar is below its figure too."""
-    X, y = _linear_rule(1_000_000)
-    Xt, yt = _linear_rule(20_000, seed=99)
+    X, y = linear_rule(1_000_000)
+    Xt, yt = linear_rule(20_000, seed=99)
     kw = {"sides": "labels", "balance_sides": True} if rule == "labels_balanced" else {}
     clf = _fit_stream(benchmark, X, y, 1, gamma=1.0 / 22, C=100.0, **kw)
     acc = clf.score(Xt, yt)

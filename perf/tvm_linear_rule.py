@@ -1,8 +1,9 @@
 """Why TVM's accuracy falls along a clean linear stream at B = 100 (issue 25's third stream).
 
-The stream of ``perf/test_bench_tvm.py::test_tvm_stream_linear_rule_d22``: standard normal
-rows in d = 22, labelled by the sign of a fixed random linear rule, no label noise; paper
-000's protocol (B = 100, C = 100, gamma = 1 / d, control of C). For each stream seed and
+The stream of ``perf/test_bench_tvm.py::test_tvm_stream_linear_rule_d22``
+(``_bench.linear_rule``): standard normal rows in d = 22, labelled by the sign of a fixed
+random linear rule, no label noise; paper 000's protocol (B = 100, C = 100, gamma = 1 / d,
+control of C). For each stream seed and
 variant, ``partial_fit`` over the stream, and after each stopping point, on 20,000 clean
 test rows:
 
@@ -32,7 +33,9 @@ import time
 
 import numpy as np
 
-D = 22
+# (run by path: this script's folder heads sys.path, so its sibling imports as is)
+from _bench import linear_rule
+
 STOPS = (10_000, 100_000, 300_000, 1_000_000)
 #: the stream's variants: (name, TVMClassifier parameters beside the protocol's)
 VARIANTS = (("the paper's One-Sided merging", {}), ("m1 = 0.5", {"m1": 0.5}),
@@ -40,13 +43,6 @@ VARIANTS = (("the paper's One-Sided merging", {}), ("m1 = 0.5", {"m1": 0.5}),
             ("sides='labels'", {"sides": "labels"}),
             ("balance_sides=True", {"balance_sides": True}),
             ("both", {"sides": "labels", "balance_sides": True}))
-
-
-def linear_rule(n, seed):
-    """The benchmark's stream (``perf/test_bench_tvm.py::_linear_rule``)."""
-    w = np.random.default_rng(12345).normal(size=D)
-    X = np.random.default_rng(seed).normal(size=(n, D))
-    return X, np.where(X @ w > 0, 1, -1)
 
 
 def best_threshold(f, y):
@@ -63,9 +59,9 @@ def best_threshold(f, y):
 def run(seed, n, kw):
     from fastbudget import TVMClassifier
 
-    Xt, yt = linear_rule(20_000, 99)
-    X, y = linear_rule(n, seed)
-    clf = TVMClassifier(**{"budget": 100, "C": 100.0, "gamma": 1.0 / D, **kw})
+    Xt, yt = linear_rule(20_000, seed=99)
+    X, y = linear_rule(n, seed=seed)
+    clf = TVMClassifier(**{"budget": 100, "C": 100.0, "gamma": 1.0 / 22, **kw})
     rows = []
     start = 0
     t0 = time.process_time()

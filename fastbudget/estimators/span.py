@@ -18,8 +18,9 @@ import numpy as np
 from .. import forgetting as _fg
 from .._validation import check_stored_arrays as _check_stored_arrays
 from ..base import BudgetClassifier
-from ..engine import (RELEARN_ORDERS, EngineSVViews, _MESSAGES, _NO_SCORES,
-                      check_state_arrays, kernel_params, relearn_state, resolve_gamma,
+from ..calibration import NO_SCORES
+from ..engine import (RELEARN_ORDERS, EngineSVViews, _MESSAGES, check_state_arrays,
+                      kernel_params, relearn_state, resolve_gamma,
                       restore_state, set_C_state, snapshot_state, state_decision,
                       state_kkt_residual)
 from ..exceptions import NumericalError
@@ -32,7 +33,7 @@ _POLICIES = {"span": ks.POLICY_SPAN, "lru": ks.POLICY_LRU}
 _SPAN_SETS = {"all": ks.SPAN_ALL, "margin": ks.SPAN_MARGIN}
 
 
-def _learn_rows(st, wk, X, y, w, args, ctl, fout=_NO_SCORES):
+def _learn_rows(st, wk, X, y, w, args, ctl, fout=NO_SCORES):
     """``kernels.span.span_learn`` on the rows ``X``, ``y``, ``w`` (``args``: budget,
     policy, margin, span_set), with each NEEDS_REPAIR it returns finished by
     ``adiabatic.repair`` and the row resumed where it stopped (``ctl`` records where), so
