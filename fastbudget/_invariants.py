@@ -276,6 +276,15 @@ def _random(est, state):
 def _tvm(est, state):
     if not state.get("allocated", False):
         return
+    par = state.get("twin_par")
+    if isinstance(par, np.ndarray) and par.ndim == 1:
+        # the slots the hyper-parameters fix (a file from before an option holds that
+        # option's default there; a shorter par predates the slot)
+        for slot, value in est._par_slots().items():
+            if slot < par.shape[0] and par[slot] != value:
+                _bad(f"TVM: the stored parameters give twin_par[{slot}] = {value!r}, but the "
+                     f"state holds {float(par[slot])!r}: the parameters are not the ones "
+                     "the model was trained with")
     active, ist = state.get("twin_active"), state.get("twin_ist")
     status = state.get("engine_status")
     if not all(isinstance(a, np.ndarray) for a in (active, ist, status)):

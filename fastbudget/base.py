@@ -160,8 +160,9 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
             if k not in self._per_chunk_params}
         self.__dict__.pop("_params_touched", None)
 
-    def _check_params_kept(self):
-        """Raise ``ValueError`` when a hyper-parameter differs from the fitted model's."""
+    def _check_params_kept(self, doing="partial_fit / learn_one continue that model"):
+        """Raise ``ValueError`` when a hyper-parameter differs from the fitted model's
+        (``doing``: what the refused call does with the fitted model, for the message)."""
         snap = self.__dict__.get("_fitted_params")
         if snap is None:
             return
@@ -181,9 +182,8 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
                 raise ValueError(
                     f"{type(self).__name__}: {k} was changed from {old!r} to {new!r} after "
                     "the model was fitted. A fitted model keeps the hyper-parameters it was "
-                    "fitted with (its state is built from them), and partial_fit / learn_one "
-                    f"continue that model: call fit to start a new model with the new {k}, "
-                    "or set it back.")
+                    f"fitted with (its state is built from them), and {doing}: call fit to "
+                    f"start a new model with the new {k}, or set it back.")
         self.__dict__.pop("_params_touched", None)
 
     def get_params(self, deep=True):

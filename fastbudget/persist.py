@@ -414,7 +414,12 @@ def model_lock(path, *, wait=True, on_wait=None):
 
 
 def save_model(est, path):
-    """Write ``est`` to ``path`` atomically; see the module docstring and docs/format.md."""
+    """Write ``est`` to ``path`` atomically; see the module docstring and docs/format.md.
+    A fitted model whose hyper-parameters were changed after fitting is refused (nothing
+    is written): the file would hold parameters its state was not built from."""
+    kept = getattr(est, "_check_params_kept", None)
+    if kept is not None:
+        kept("save writes that model")
     arrays, scalars = _collect(est)
     meta = _metadata(est, arrays, scalars)
     blob = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)

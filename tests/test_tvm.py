@@ -219,6 +219,55 @@ def test_merge_side_code_is_saved_and_checked(tmp_path):
         load_model(tmp_path / "bad.npz")
 
 
+@pytest.mark.parametrize("name,value", [("sides", "labels"), ("balance_sides", True),
+                                        ("one_sided", False), ("removal", "own_side"),
+                                        ("m1", 0.5), ("m2", 3.0), ("rejection", None),
+                                        ("C", 10.0), ("control_C", False),
+                                        ("merge", "feature")])
+def test_a_file_whose_parameters_disagree_with_its_state_is_refused(tmp_path, name, value):
+    """A crafted file: its stored parameters name another rule or threshold than the one
+    its twins were trained with (the state's ``twin_par``, which the kernels follow). It
+    used to load, report the stored parameter and learn by the state's; it is refused,
+    naming the slot. The unedited file loads."""
+    import json
+
+    from _modelfile_edit import read_model_file, write_model_file
+
+    from fastbudget.persist import ModelFormatError, load_model
+
+    X, y = board(400, 0.15, 3)
+    TVMClassifier(budget=10, gamma=1.35).fit(X, y).save(tmp_path / "m.npz")
+    meta, arrays = read_model_file(tmp_path / "m.npz")
+    meta = json.loads(json.dumps(meta))
+    assert meta["params"][name] != value
+    write_model_file(tmp_path / "same.npz", meta, arrays)
+    load_model(tmp_path / "same.npz")
+    meta["params"][name] = value
+    write_model_file(tmp_path / "bad.npz", meta, arrays)
+    with pytest.raises(ModelFormatError, match=r"twin_par\[\d\]"):
+        load_model(tmp_path / "bad.npz")
+
+
+def test_save_refuses_parameters_changed_after_fitting(tmp_path):
+    """set_params after fit, then save: the file would hold parameters the state was not
+    built from (it used to load as sides='labels' and learn by the paper's rule). save
+    refuses and writes nothing; the model is as it was, and setting the parameter back
+    saves."""
+    from fastbudget.persist import load_model
+
+    X, y = board(400, 0.15, 3)
+    clf = TVMClassifier(budget=10, gamma=1.35).fit(X, y)
+    before = model_state(clf)
+    clf.set_params(sides="labels")
+    with pytest.raises(ValueError, match="sides was changed from 'model' to 'labels'.*save"):
+        clf.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+    assert_same_state(model_state(clf), before)
+    clf.set_params(sides="model")
+    clf.save(tmp_path / "m.npz")
+    assert load_model(tmp_path / "m.npz").sides == "model"
+
+
 def test_control_of_C_keeps_product_constant():
     X, y = board(3000, 0.15, 3)
     clf = TVMClassifier(budget=20, C=100.0, gamma=1.35).fit(X, y)

@@ -247,18 +247,26 @@ class TVMClassifier(BudgetClassifier):
         self.engine_state_ = ad.alloc_state(2 * (B + 2), d, code, kpar, float(self.C))
         self.engine_state_.ist[ad.I_PAIRED] = 1
         tw = ktvm.alloc_twins(B, d)
-        tw.par[ktvm.P_M1] = self.m1
-        tw.par[ktvm.P_M2] = self.m2
-        tw.par[ktvm.P_ETA] = -1.0 if self.rejection is None else float(self.rejection)
-        tw.par[ktvm.P_C] = float(self.C)
-        tw.par[ktvm.P_CONTROL_C] = 1.0 if self.control_C else 0.0
-        tw.par[ktvm.P_MERGE] = FEATURE if self.merge == "feature" else INPUT
-        tw.par[ktvm.P_ONE_SIDED] = one_sided_code(self.one_sided, self.sides,
-                                                  self.balance_sides)
-        tw.par[ktvm.P_TRIES] = float(B)
-        tw.par[ktvm.P_REMOVAL] = (ktvm.REMOVAL_OWN_SIDE if self.removal == "own_side"
-                                  else ktvm.REMOVAL_ABS)
+        for slot, value in self._par_slots().items():
+            tw.par[slot] = value
         self.twins_ = tw
+
+    def _par_slots(self):
+        """The slots of ``TwinState.par`` that the hyper-parameters fix, and their values
+        (the other slots are state). A loaded file whose slots disagree with its stored
+        parameters is refused (``fastbudget._invariants``)."""
+        return {
+            ktvm.P_M1: float(self.m1),
+            ktvm.P_M2: float(self.m2),
+            ktvm.P_ETA: -1.0 if self.rejection is None else float(self.rejection),
+            ktvm.P_C: float(self.C),
+            ktvm.P_CONTROL_C: 1.0 if self.control_C else 0.0,
+            ktvm.P_MERGE: float(FEATURE if self.merge == "feature" else INPUT),
+            ktvm.P_ONE_SIDED: one_sided_code(self.one_sided, self.sides, self.balance_sides),
+            ktvm.P_TRIES: float(self.budget),
+            ktvm.P_REMOVAL: (ktvm.REMOVAL_OWN_SIDE if self.removal == "own_side"
+                             else ktvm.REMOVAL_ABS),
+        }
 
     # ------------------------------------------------------------ learning
     # examples of one chunk that may be skipped (see _partial_fit_encoded) before giving up
