@@ -111,6 +111,37 @@ def engine_invariants(get, what="engine"):
         _bad(f"{what}: a tolerance tol[:3] = {tol[:3].tolist()} is not positive")
 
 
+def _kernel_agrees(est, state, ist, kpar, what):
+    """The engine's kernel (``ist[I_KCODE]``, ``kpar = [gamma, degree, coef0]``) is the one
+    the stored parameters name: the engine scores with its own, so a file whose parameters
+    say another kernel would load, report one kernel and use the other."""
+    kernel = getattr(est, "kernel", None)
+    if kernel not in KERNEL_CODES or not isinstance(ist, np.ndarray) or \
+            not isinstance(kpar, np.ndarray) or kpar.shape != (3,):
+        return
+    if int(ist[ad.I_KCODE]) != KERNEL_CODES[kernel]:
+        _bad(f"{what}: the stored parameters name the {kernel!r} kernel, but the state's "
+             f"kernel code ist[{ad.I_KCODE}] = {int(ist[ad.I_KCODE])} is "
+             f"{_KERNEL_NAMES.get(int(ist[ad.I_KCODE]), 'unknown')!r}")
+    _kpar_agrees(est, state.get("gamma_"), kpar, what)
+
+
+def _kpar_agrees(est, gamma_, kpar, what):
+    """``kpar = [gamma, degree, coef0]`` of a state is the stored parameters' (gamma: the
+    parameter when it is a number, else the stored ``gamma_`` when there is one)."""
+    gamma = getattr(est, "gamma", None)
+    if isinstance(gamma, (int, float, np.number)) and not isinstance(gamma, bool):
+        gamma_ = gamma
+    expect = [kpar[0] if gamma_ is None else gamma_, est.degree, est.coef0]
+    for i, (name, value) in enumerate(zip(("gamma", "degree", "coef0"), expect)):
+        if float(kpar[i]) != float(value):
+            _bad(f"{what}: the stored parameters give the kernel's {name} {float(value)!r}, "
+                 f"but the state's kpar[{i}] is {float(kpar[i])!r}")
+
+
+_KERNEL_NAMES = {v: k for k, v in KERNEL_CODES.items()}
+
+
 def _kernel_params(code, kpar, what):
     if code != KERNEL_CODES["linear"] and not kpar[0] > 0:
         _bad(f"{what}: kernel gamma {kpar[0]!r} is not positive")
@@ -139,8 +170,11 @@ def check_invariants(est, state):
     (:func:`engine_invariants`), and what the learner's class adds
     (``_LEARNER_CHECKS``; a one-vs-rest model checks each of its learners' states)."""
     for prefix in _engines(state):
-        engine_invariants(lambda f: state.get(prefix + f),
-                          f"engine {prefix[:-1] if prefix.endswith('_') else prefix!r}")
+        what = f"engine {prefix[:-1] if prefix.endswith('_') else prefix!r}"
+        engine_invariants(lambda f: state.get(prefix + f), what)
+        if "." not in prefix:                   # (a one-vs-rest learner's: below)
+            _kernel_agrees(est, state, state.get(prefix + "ist"), state.get(prefix + "kpar"),
+                           what)
     if type(est).__name__ == "OneVsRestClassifier":
         import re
         subs = {}
@@ -150,9 +184,12 @@ def check_invariants(est, state):
                 subs.setdefault(int(m.group(1)), {})[m.group(2)] = v
         check = _LEARNER_CHECKS.get(type(est.estimator).__name__)
         for k, sub in sorted(subs.items()):
+            learner = est._new_learner()             # (with its share of total_budget)
+            learner.n_features_in_ = int(est.n_features_in_)
+            for prefix in _engines(sub):
+                _kernel_agrees(learner, sub, sub.get(prefix + "ist"), sub.get(prefix + "kpar"),
+                               f"learner {k}'s engine")
             if check is not None:
-                learner = est._new_learner()         # (with its share of total_budget)
-                learner.n_features_in_ = int(est.n_features_in_)
                 check(learner, sub)
         return
     check = _LEARNER_CHECKS.get(type(est).__name__)
@@ -171,9 +208,11 @@ def _learner(name):
 
 
 def _kpar_of(est, kpar, what="kernel parameters _kpar"):
-    """A baseline's ``_kpar = [gamma, degree, coef0]`` (gamma 0: not resolved yet)."""
+    """A baseline's ``_kpar = [gamma, degree, coef0]`` (gamma 0: not resolved yet), which
+    its kernels read instead of the parameters."""
     if isinstance(kpar, np.ndarray) and kpar.shape == (3,) and kpar[0] != 0:
         _kernel_params(KERNEL_CODES.get(est.kernel, -1), kpar, what)
+        _kpar_agrees(est, None, kpar, what)
 
 
 def _sv_counts(state, what):

@@ -431,3 +431,57 @@ def test_valid_states_load_after_long_streams(id_, factory, seed, tmp_path):
     est.save(tmp_path / "m.npz")
     back = fastbudget.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.decision_function(X[:30]), est.decision_function(X[:30]))
+
+
+def _param_edits(est):
+    """(name, new value) edits of a fitted learner's kernel parameters that its state
+    holds a copy of (the kernels read the copy)."""
+    p = est.get_params(deep=False)
+    out = []
+    if p.get("degree") is not None:
+        out.append(("degree", int(p["degree"]) + 1))
+    if p.get("coef0") is not None:
+        out.append(("coef0", float(p["coef0"]) + 0.5))
+    if isinstance(p.get("gamma"), float):
+        out.append(("gamma", 2 * p["gamma"]))
+    if p.get("kernel") == "rbf":
+        out.append(("kernel", "poly"))
+    return out
+
+
+KERNEL_LEARNERS = [e for e in LEARNERS if _param_edits(e[1]())]
+
+
+@pytest.mark.parametrize("id_,factory", KERNEL_LEARNERS, ids=[i for i, _ in KERNEL_LEARNERS])
+def test_parameters_that_disagree_with_the_state_are_refused(id_, factory, tmp_path):
+    """A file whose stored kernel parameters (kernel, gamma, degree, coef0) are not those
+    its state holds a copy of -- the compiled kernels score with the state's copy -- is
+    refused at load, naming both values. Such a file loaded before, reported one kernel
+    and scored with the other (an rbf model reporting ``degree=4`` and scoring as before
+    is harmless; an engine whose code says rbf under ``kernel='poly'`` is not). A kernel
+    parameter the state does not copy (the baselines' kernel name, for instance) is the
+    model's own, so its edit makes another valid model, and is not asked about."""
+    import json
+    import re
+
+    from _modelfile_edit import read_model_file, write_model_file
+    est, X, y = _fitted(factory)
+    est.save(tmp_path / "m.npz")
+    meta, arrays = read_model_file(tmp_path / "m.npz")
+    refused = []
+    for name, value in _param_edits(est):
+        m = json.loads(json.dumps(meta))
+        m["params"][name] = value
+        write_model_file(tmp_path / "bad.npz", m, arrays)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                back = fastbudget.load(tmp_path / "bad.npz")
+        except ModelFormatError as exc:
+            # (or a check before: BSGD's merging takes the rbf kernel only)
+            assert re.search(r"stored (hyper-)?parameters", str(exc)), (name, str(exc))
+            refused.append(name)
+            continue
+        # loaded: the state holds no copy of it, so the model scores by the new value
+        assert getattr(back, name) == value
+    assert refused, f"{id_}: no kernel parameter edit was refused"
