@@ -19,9 +19,13 @@ from fastbudget import TVMClassifier
 
 #: issue 25: TVM's whole stream (B = 100) within this many floors
 GOAL_RATIO = 3.0
-#: streams that have reached the goal (asserted there); the others record their ratio only
-#: (docs/results/tvm_profile.md, figures of 2026-11-25)
-GOAL_REACHED = {"ijcnn_1e6": True, "adult_1e6": True}
+#: streams that have reached the goal (asserted there); the others record their ratio only.
+#: IJCNN and Adult at 10^6 were marked here on 2026-11-25, when they measured 2.4-3.9 floors
+#: against the floor of that day; the floor was made to score as TVM scores on 2026-11-26
+#: (over the transposed twins, 4b02ba9), about twice as fast, and the same streams have
+#: measured 4.3-6.6 floors since (docs/results/tvm_profile.md), so `-m large` failed on them.
+#: None has reached the goal against the present floor.
+GOAL_REACHED = {}
 
 
 def _goal(benchmark, ratio, key):
