@@ -93,6 +93,45 @@ def test_learn_one_with_auto_is_partial_fit_of_one_row():
     assert_same_state(a._get_state(), b._get_state())
 
 
+def test_learn_one_with_auto_counts_without_a_transaction_and_undoes_a_drift(monkeypatch):
+    """An example TVM only counts takes learn_one's path without the transaction's copy of
+    the state; when the detector flags a drift on such an example, that path undoes its
+    count and detector update and partial_fit's path restarts the model: the drift is seen
+    twice (the test above shows the models equal), and the copy is made only for learned
+    examples and restarts."""
+    from fastbudget.kernels import drift as kd
+    X, y = _drift_stream(5, n_old=1200, n_new=1200)
+    cuts = []
+    flag = kd.drift_update
+
+    def counting(*args):
+        cut = flag(*args)
+        cuts.append(cut)
+        return cut
+    monkeypatch.setattr(kd, "drift_update", counting)
+    w = np.random.default_rng(1).choice([0.0, 0.5, 1.0, 2.0], size=len(y))
+    a = _tvm(forgetting="auto", class_weight={0: 1.0, 1: 1.5}).partial_fit(
+        X[:20], y[:20], classes=[0, 1])
+    copies = []
+    undo_copy = type(a)._undo_copy
+    monkeypatch.setattr(type(a), "_undo_copy",
+                        lambda self, *args, **kw: copies.append(1) or undo_copy(self, *args, **kw))
+    fast = []
+    count = type(a)._count_one_forgetting
+    monkeypatch.setattr(type(a), "_count_one_forgetting",
+                        lambda self, *args: fast.append(count(self, *args)) or fast[-1])
+    for i in range(20, len(y)):
+        a.learn_one(X[i], int(y[i]), float(w[i]))
+    assert a.n_drifts_ >= 1
+    flagged = sum(1 for c in cuts if c)
+    assert flagged > a.n_drifts_          # a drift met first on the counting path
+    # the state is copied once per example that takes the transactional path (learned, or
+    # a drift; a restart may copy once more), never for one that is only counted
+    slow = len(y) - 20 - sum(fast)
+    assert sum(fast) > 0
+    assert slow <= len(copies) <= slow + a.n_drifts_
+
+
 def test_auto_flags_no_drift_on_a_stationary_stream():
     rng = np.random.default_rng(3)
     X, y = _concept(rng, 6000, False)

@@ -409,8 +409,10 @@ class TVMClassifier(BudgetClassifier):
         validation): an example that is only counted (weight 0, or not Beneficial once the
         budget is full) changes nothing but ``n_seen_``, in one compiled call, so it skips
         the transactional snapshot of the state, which only an example that is learned
-        needs (with ``forgetting``, every example takes ``partial_fit``'s learning, drift
-        detector included, without its second validation). That one runs in
+        needs. With ``forgetting`` such an example also feeds the drift detector and its
+        buffer there; an example that is learned, or on which the detector flags a drift,
+        takes ``partial_fit``'s learning, detector and restart included, without its second
+        validation. That one runs in
         ``partial_fit``'s transaction: a numerical failure is handled
         as there (undo, R rebuilt, replay; then a skip with a ``NumericalWarning`` or
         ``NumericalError``), and any exception leaves the model exactly as it was.
@@ -420,10 +422,13 @@ class TVMClassifier(BudgetClassifier):
             return self.partial_fit(self._one_example(x), np.asarray([y]), classes=classes,
                                     sample_weight=[sample_weight])
         if self.forgetting is not None:
-            # partial_fit's learning and transaction without its validation, which
+            # an example that is only counted, when the detector flags no drift: scored,
+            # counted and fed to the detector without the transaction's copy of the state;
+            # else partial_fit's learning and transaction without its validation, which
             # _check_one has done (the drift detector scores and buffers the row)
-            with self._transaction():
-                self._partial_fit_checked(one[0], one[1], np.array([sample_weight]))
+            if not self._count_one_forgetting(one[0], one[1], sample_weight):
+                with self._transaction():
+                    self._partial_fit_checked(one[0], one[1], np.array([sample_weight]))
             return self
         X, y_pm, w = one
         st, tw = self.engine_state_, self.twins_
@@ -438,6 +443,41 @@ class TVMClassifier(BudgetClassifier):
                 self._partial_fit_encoded(X, y_pm, w)
         self._add_calibration(f, y_pm, (sample_weight,))
         return self
+
+    def _count_one_forgetting(self, X, y_pm, sample_weight):
+        """``learn_one``'s path with ``forgetting`` for an example that TVM only counts
+        (weight 0, or not Beneficial once the budget is full) and after which the detector
+        flags no drift: the same changes as ``partial_fit`` of the row (``n_seen_``, the
+        detector and its buffer, the calibration; ``fastbudget.forgetting.learn``), made
+        without the transaction's copy of the state, which only learning or a restart
+        needs. Returns True when done; False, with nothing changed, for an example to
+        learn or a drift (the caller takes the transactional path)."""
+        from ..kernels import drift as kd
+        w, _ = self._weigh(np.array([sample_weight]), y_pm, self.classes_)
+        f = self._decision(X)        # before learning: the calibration's and the detector's
+        st, tw = self.engine_state_, self.twins_
+        seen = tw.ist[ktvm.T_SEEN]
+        if not ktvm.tvm_count_one(tw.Q, tw.coef, tw.ist, tw.par, st.kpar, st.fs, st.ist, X,
+                                  w[0], int(self.budget), np.empty(1)):
+            return False
+        if w[0] > 0.0:
+            fg = _fg.state_of(self)
+            row = int(fg.ist[kd.D_N]) % fg.y.shape[0]
+            saved = (fg.err[row], fg.ist.copy(), fg.fs.copy(), fg.X[row].copy(), fg.y[row],
+                     fg.w[row])
+            _fg._buffer(fg, X, y_pm, w)
+            e = np.array([(f[0] > 0.0) != (y_pm[0] > 0.0)], dtype=np.uint8)
+            if kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e):
+                # a drift: this example's count and detector update are undone, and
+                # partial_fit's path makes them again and restarts the model
+                fg.err[row], fg.X[row], fg.y[row], fg.w[row] = saved[0], saved[3], saved[4], \
+                    saved[5]
+                fg.ist[:] = saved[1]
+                fg.fs[:] = saved[2]
+                tw.ist[ktvm.T_SEEN] = seen
+                return False
+        self._add_calibration(f, y_pm, (sample_weight,))
+        return True
 
     def _forget_started(self):
         return self.engine_state_ is not None
