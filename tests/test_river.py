@@ -38,6 +38,35 @@ def test_learn_one_equals_partial_fit_row_by_row(id_, factory):
     assert all(type(p) is int for p in preds)  # plain Python labels, as river expects
 
 
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_learn_one_on_arrays_is_partial_fit_with_weights(id_, factory, monkeypatch):
+    """learn_one on a float64 row of a fitted binary model skips partial_fit's general
+    validation (``_check_one``, then ``_partial_fit_checked`` in a transaction): the model
+    is the one partial_fit gives row by row, bit for bit, with sample weights (zeros
+    included) and a class_weight dict where the learner takes them."""
+    from fastbudget.base import BudgetClassifier
+    est = factory()
+    if not is_binary(est):
+        pytest.skip("one-vs-rest takes partial_fit's path (tests/test_multiclass.py)")
+    X, y = stream(7, n=90)
+    weighted = not getattr(est, "_unit_weights_only", False)
+    w = (np.random.default_rng(2).choice([0.0, 0.5, 1.0, 2.0], size=len(y)) if weighted
+         else np.ones(len(y)))
+    kw = {"class_weight": {1: 1.5}} if weighted and "class_weight" in est.get_params() else {}
+    a = factory().set_params(**kw).partial_fit(X[:10], y[:10], classes=[0, 1])
+    b = factory().set_params(**kw).partial_fit(X[:10], y[:10], classes=[0, 1])
+    checked = []
+    inner = BudgetClassifier._partial_fit_checked
+    monkeypatch.setattr(BudgetClassifier, "_partial_fit_checked",
+                        lambda self, *args: checked.append(1) or inner(self, *args))
+    for i in range(10, len(y)):
+        a.learn_one(X[i], int(y[i]), float(w[i]))
+        b.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
+    assert_same_state(model_state(a), model_state(b))
+    if type(a).learn_one is BudgetClassifier.learn_one:
+        assert len(checked) == len(y) - 10          # every row took the cheap path
+
+
 def test_buffers_until_two_classes_then_starts():
     X, y = stream(1, n=50)
     y = np.r_[np.zeros(5, int), y[5:]]
