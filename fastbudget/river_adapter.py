@@ -250,7 +250,8 @@ class RiverClassifier(_Base):
         v = self._vector(x)
         est = self.estimator
         if est.__sklearn_is_fitted__():
-            one = getattr(est, "learn_one", None)     # (TVM's skips most of the overhead)
+            # (a binary learner's learn_one skips partial_fit's general validation)
+            one = getattr(est, "learn_one", None)
             try:
                 if one is not None:
                     one(v, y)
