@@ -38,7 +38,11 @@ def test_learn_one_equals_partial_fit_row_by_row(id_, factory):
     assert all(type(p) is int for p in preds)  # plain Python labels, as river expects
 
 
-@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+# (one-vs-rest takes partial_fit's path: tests/test_multiclass.py)
+BINARY = [(i, f) for i, f in ESTIMATORS if is_binary(f())]
+
+
+@pytest.mark.parametrize("id_,factory", BINARY, ids=[i for i, _ in BINARY])
 def test_learn_one_on_arrays_is_partial_fit_with_weights(id_, factory, monkeypatch):
     """learn_one on a float64 row of a fitted binary model skips partial_fit's general
     validation (``_check_one``, then ``_partial_fit_checked`` in a transaction): the model
@@ -46,8 +50,6 @@ def test_learn_one_on_arrays_is_partial_fit_with_weights(id_, factory, monkeypat
     included) and a class_weight dict where the learner takes them."""
     from fastbudget.base import BudgetClassifier
     est = factory()
-    if not is_binary(est):
-        pytest.skip("one-vs-rest takes partial_fit's path (tests/test_multiclass.py)")
     X, y = stream(7, n=90)
     weighted = not getattr(est, "_unit_weights_only", False)
     w = (np.random.default_rng(2).choice([0.0, 0.5, 1.0, 2.0], size=len(y)) if weighted
