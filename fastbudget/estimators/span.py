@@ -407,6 +407,13 @@ class SpanBudgetClassifier(EngineSVViews, BudgetClassifier):
         st = self.__dict__.get("forget_state_")
         return 0 if st is None else int(st.ist[_fg.kd.D_DRIFTS])
 
+    def _state_arrays(self):
+        # the transaction's undo buffer (base class): every array of _get_state() but the
+        # drift detector's, which fastbudget.forgetting puts back itself
+        if not self.__dict__.get("_allocated", False):
+            return None
+        return [*self._st, *self._wk]
+
     # ------------------------------------------------------------ persistence protocol
     def _get_state(self):
         self._check_fitted()
