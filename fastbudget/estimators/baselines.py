@@ -31,6 +31,9 @@ __all__ = [
 ]
 
 
+_COMPUTED = object()     # (a state entry that is not an attribute: _state_arrays)
+
+
 class _StreamingMixin:
     """State round trip, one-example API and kernel set-up shared by the baselines.
 
@@ -77,6 +80,20 @@ class _StreamingMixin:
         if allow_none and self.budget is None:
             return
         self._check_param("budget", self.budget, low=2, low_inclusive=True, integer=True)
+
+    def _state_arrays(self):
+        # the transaction's undo buffer (base class): the arrays of _get_state() but the
+        # drift detector's, which fastbudget.forgetting puts back itself (the scalars are
+        # attributes, which the transaction rebinds). None, i.e. a copy of _get_state(),
+        # when an entry is computed rather than held (Random's engine and generator state)
+        out = []
+        for name in self._state_names:
+            v = self.__dict__.get(name, _COMPUTED)
+            if v is _COMPUTED:
+                return None
+            if isinstance(v, np.ndarray):
+                out.append(v)
+        return out
 
     def _get_state(self):
         """Complete fitted state: dict of name -> ndarray copy or JSON-able scalar.
