@@ -310,8 +310,24 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
         return self
 
     def predict_one(self, x):
-        """Predicted label of a single example, given as ``learn_one`` takes it."""
-        return self.predict(self._one_example(x))[0]
+        """Predicted label of a single example, given as ``learn_one`` takes it. (A float64
+        row of a fitted binary model skips ``predict``'s general validation.)"""
+        f = (self._one_row_scored(x) if type(self).predict is BudgetClassifier.predict
+             else None)
+        if f is None:
+            return self.predict(self._one_example(x))[0]
+        return self.classes_[int(f[0] > 0)]
+
+    def predict_proba_one(self, x):
+        """Class probabilities of one example (given as ``learn_one`` takes it), as a dict
+        label -> probability. (A float64 row of a fitted binary model skips
+        ``predict_proba``'s general validation.)"""
+        f = (self._one_row_scored(x)
+             if type(self).predict_proba is ProbabilityMixin.predict_proba else None)
+        if f is None:
+            return super().predict_proba_one(x)
+        p = float(self._calibration()(f)[0])
+        return dict(zip(plain(self.classes_.tolist()), (1.0 - p, p)))
 
     def _kernel_spec(self, X, fresh=False):
         """``(kernel, gamma, degree, coef0)`` of this learner for ``check_kernel_range``,
@@ -430,14 +446,12 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
         cls = self.__dict__.get("classes_")
         if self.__dict__.get("_params_touched"):
             self._check_params_kept()
-        if (cls is None or not self._binary_only or "feature_names_in_" in self.__dict__
-                or type(self)._encode_y is not BudgetClassifier._encode_y
-                or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
-                or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
-                or not x.flags.writeable or not x.flags.aligned
+        if (type(self)._encode_y is not BudgetClassifier._encode_y
                 or not isinstance(y, PLAIN_LABEL) or not isinstance(sample_weight, float)
-                or not 0.0 <= sample_weight < np.inf
-                or not row_kernel_ok(self, sq_norm(x))):
+                or not 0.0 <= sample_weight < np.inf):
+            return None
+        X = self._one_row(x)
+        if X is None:
             return None
         # (the squared norm is finite iff every value is and the squares do not overflow,
         # which the general validation refuses too; compiled, it warns of no overflow, and
@@ -463,7 +477,30 @@ class BudgetClassifier(TransactionMixin, ClassWeightMixin, ProbabilityMixin):
             except (AttributeError, TypeError, ValueError):
                 return None
             sample_weight = sample_weight * cache[2][1 if y_pm > 0.0 else 0]
-        return x.reshape(1, -1), np.array([y_pm]), np.array([sample_weight])
+        return X, np.array([y_pm]), np.array([sample_weight])
+
+    def _one_row(self, x):
+        """``x`` as the X of one row (shape (1, d), a view) when it is in the plain form
+        ``_check_one`` takes: a fitted binary learner without ``feature_names_in_``, and a
+        C-contiguous, writable float64 ndarray of shape ``(n_features_in_,)`` with finite
+        values within the kernel's range; None for anything else, which the general
+        validation decides on. Nothing is modified."""
+        if ("classes_" not in self.__dict__ or not self._binary_only
+                or "feature_names_in_" in self.__dict__
+                or type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1
+                or x.shape[0] != self.n_features_in_ or not x.flags.c_contiguous
+                or not x.flags.writeable or not x.flags.aligned
+                or not row_kernel_ok(self, sq_norm(x))):
+            return None
+        return x.reshape(1, -1)
+
+    def _one_row_scored(self, x):
+        """The decision value of ``x`` (array of one) when ``_one_row`` takes it and this
+        learner scores as ``BudgetClassifier.decision_function`` does; else None."""
+        if type(self).decision_function is not BudgetClassifier.decision_function:
+            return None
+        X = self._one_row(x)
+        return None if X is None else self._decision(X)
 
     # attributes that tools (scikit-learn's callbacks and metadata routing) attach to an
     # estimator from outside; fitting must not remove them

@@ -69,6 +69,29 @@ def test_learn_one_on_arrays_is_partial_fit_with_weights(id_, factory, monkeypat
         assert len(checked) == len(y) - 10          # every row took the cheap path
 
 
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_predict_one_and_predict_proba_one_on_arrays_are_predict_and_predict_proba(id_,
+                                                                                   factory):
+    """predict_one / predict_proba_one on a float64 row (a binary model's cheap path, which
+    skips the general validation) give what predict / predict_proba give on that row, bit
+    for bit and of the same types; a bad row still raises as predict does."""
+    est = factory()
+    X, y = stream(8, n=120, n_classes=2 if is_binary(est) else 3)
+    est.fit(X, y)
+    for i in range(40):
+        one = est.predict_one(X[i])
+        ref = est.predict(X[i:i + 1])[0]
+        assert one == ref and type(one) is type(ref)
+        proba = est.predict_proba_one(X[i])
+        assert list(proba) == est.classes_.tolist()
+        np.testing.assert_array_equal(list(proba.values()), est.predict_proba(X[i:i + 1])[0])
+    bad = X[0].copy()
+    bad[1] = np.nan
+    for call in (est.predict_one, est.predict_proba_one):
+        with pytest.raises(ValueError, match="NaN"):
+            call(bad)
+
+
 def test_buffers_until_two_classes_then_starts():
     X, y = stream(1, n=50)
     y = np.r_[np.zeros(5, int), y[5:]]
