@@ -326,7 +326,8 @@ class RiverClassifier(_Base):
                 return None
             return max(counts, key=counts.get)       # (ties: the first seen)
         v = self._vector(x)
-        p = self.estimator.predict(v[None, :])[0]
+        one = getattr(self.estimator, "predict_one", None)   # (a binary learner's is cheap)
+        p = one(v) if one is not None else self.estimator.predict(v[None, :])[0]
         return p.item() if isinstance(p, np.generic) else p
 
     def _buffer_counts(self):
@@ -365,6 +366,10 @@ class RiverClassifier(_Base):
             total = sum(counts.values())
             return {c: n / total for c, n in counts.items()}
         v = self._vector(x)
+        one = getattr(est, "predict_proba_one", None)        # (a binary learner's is cheap)
+        if one is not None:
+            return {(c.item() if isinstance(c, np.generic) else c): float(q)
+                    for c, q in one(v).items()}
         p = est.predict_proba(v[None, :])[0]
         return {(c.item() if isinstance(c, np.generic) else c): float(q)
                 for c, q in zip(est.classes_, p)}
