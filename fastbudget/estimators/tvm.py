@@ -463,17 +463,16 @@ class TVMClassifier(BudgetClassifier):
         if w[0] > 0.0:
             fg = _fg.state_of(self)
             row = int(fg.ist[kd.D_N]) % fg.y.shape[0]
-            saved = (fg.err[row], fg.ist.copy(), fg.fs.copy(), fg.X[row].copy(), fg.y[row],
-                     fg.w[row])
+            err0, ist0, fs0 = fg.err[row], fg.ist.copy(), fg.fs.copy()
+            x0, y0, w0 = fg.X[row].copy(), fg.y[row], fg.w[row]
             _fg._buffer(fg, X, y_pm, w)
             e = np.array([(f[0] > 0.0) != (y_pm[0] > 0.0)], dtype=np.uint8)
             if kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e):
                 # a drift: this example's count and detector update are undone, and
                 # partial_fit's path makes them again and restarts the model
-                fg.err[row], fg.X[row], fg.y[row], fg.w[row] = saved[0], saved[3], saved[4], \
-                    saved[5]
-                fg.ist[:] = saved[1]
-                fg.fs[:] = saved[2]
+                fg.err[row], fg.X[row], fg.y[row], fg.w[row] = err0, x0, y0, w0
+                fg.ist[:] = ist0
+                fg.fs[:] = fs0
                 tw.ist[ktvm.T_SEEN] = seen
                 return False
         self._add_calibration(f, y_pm, (sample_weight,))
