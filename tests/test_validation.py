@@ -305,27 +305,12 @@ def test_ovr_failure_in_a_later_learner_rolls_back_all_learners():
     assert_same_state(model_state(est), before)
 
 
-def test_keyboard_interrupt_rolls_back(monkeypatch):
-    X, y = stream(4)
-    est = DummyBudgetPerceptron().fit(X, y)
-    before = model_state(est)
-    orig = DummyBudgetPerceptron._partial_fit_encoded
-
-    def interrupted(self, X, y_pm, w):
-        orig(self, X[:20], y_pm[:20], w[:20])
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(DummyBudgetPerceptron, "_partial_fit_encoded", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        est.partial_fit(X, 1 - y)
-    assert_same_state(model_state(est), before)
-
-
 @pytest.mark.parametrize("id_,factory", _params([e for e in ESTIMATORS if is_binary(e[1]())]))
 def test_an_interrupt_after_part_of_a_chunk_rolls_every_learner_back(id_, factory,
                                                                      monkeypatch):
-    """Every binary learner's transaction (the undo buffer of ``_state_arrays`` where the
-    learner lists them, else a copy of ``_get_state()``): interrupted after learning part
+    """A KeyboardInterrupt in every binary learner's transaction (the undo buffer of
+    ``_state_arrays`` where the learner lists them, else a copy of ``_get_state()``; the
+    dummy learner's test before this one covered only it): interrupted after learning part
     of a chunk, by partial_fit and by learn_one, the model is bit for bit as before, and it
     then learns the chunk as a model that was never interrupted. (IncrementalSVC's light
     snapshot restores the live slots and leaves free slots and scratch as the interrupted
