@@ -304,7 +304,11 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
     if n > budget:
         s = np.ascontiguousarray(sp + sn)
         active = np.ones(n, dtype=np.int8)
-        side = np.where((sp >= sn) if labels else (fq >= 0.0), 1, -1).astype(np.int8)
+        def sides(k):
+            """The side (+1 / -1) of the twins ``k`` (a slice or an index)."""
+            return np.where((sp[k] >= sn[k]) if labels else (fq[k] >= 0.0), 1, -1)
+
+        side = sides(slice(None)).astype(np.int8)
         tmp = np.zeros(Q.shape[1])
         qnew = np.zeros(Q.shape[1])
         row = np.zeros(n)
@@ -352,7 +356,7 @@ def merge_twins(a, b, *, budget, kernel_code, kpar, mode=kmerge.INPUT, one_sided
             cost[:, j] = np.inf
             far[i] = abs(fq[i])
             far[j] = 0.0
-            side[i] = 1 if ((sp[i] >= sn[i]) if labels else (fq[i] >= 0.0)) else -1
+            side[i] = sides(i)
             same[i, :] = side == side[i]
             same[:, i] = same[i, :]
             r = cost_row(i)
@@ -659,10 +663,12 @@ def _merge_models(a, b, cls, params, classes, gamma_):
     probe = _probe_rows(a, b)
     code, kpar = _kernel_of(params, gamma_)
     mode = kmerge.FEATURE if params["merge"] == "feature" else kmerge.INPUT
+    # TVM's rule, as the estimator's parameters set it
+    rule = dict(budget=B, kernel_code=code, kpar=kpar, mode=mode,
+                one_sided=bool(params["one_sided"]), m2=float(params["m2"]),
+                labels=params.get("sides", "model") == "labels")
     if a["Q"].shape[0] + b["Q"].shape[0] <= B:
-        out = merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
-                          one_sided=bool(params["one_sided"]), m2=float(params["m2"]),
-                          labels=params.get("sides", "model") == "labels")
+        out = merge_twins(a, b, **rule)
         out["probe"] = probe
         return out
     union = {k: np.concatenate([a[k], b[k]]) for k in ("Q", "s_pos", "s_neg", "fq")}
@@ -674,9 +680,7 @@ def _merge_models(a, b, cls, params, classes, gamma_):
     half = a["Q"].shape[0]
     a = dict(a, fq=fq[:half].copy())
     b = dict(b, fq=fq[half:].copy())
-    folds = [merge_twins(a, b, budget=B, kernel_code=code, kpar=kpar, mode=mode,
-                         one_sided=bool(params["one_sided"]), m2=float(params["m2"]),
-                         labels=params.get("sides", "model") == "labels")]
+    folds = [merge_twins(a, b, **rule)]
     if probe.shape[0] and max(a["Q"].shape[0], b["Q"].shape[0]) <= B:
         folds.append(pair_twins(a, b, kernel_code=code, kpar=kpar, mode=mode))
     best = folds[0]

@@ -98,6 +98,33 @@ def _buffer(fg, X, y, w):
     fg.w[idx] = w
 
 
+def _feed(fg, X, y, w, e):
+    """Buffer the rows and feed their errors ``e`` (bool) to the detector, in place;
+    returns ``drift_update``'s cut (0: no drift)."""
+    _buffer(fg, X, y, w)
+    return kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e.astype(np.uint8))
+
+
+def count_one(est, X, y_pm, w, f):
+    """What :func:`learn` does with one row (``X`` of shape (1, d), label ``y_pm``,
+    effective weight ``w``, decision value ``f`` before the row) that the learner only
+    counts: feed it to the detector (a weight-0 row is not). Returns True; on a drift,
+    puts the detector and its buffer back as they were and returns False, for the caller
+    to take :func:`learn`'s path, which restarts the model."""
+    if not w[0] > 0.0:
+        return True
+    fg = state_of(est)
+    row = int(fg.ist[kd.D_N]) % fg.y.shape[0]
+    err0, ist0, fs0 = fg.err[row], fg.ist.copy(), fg.fs.copy()
+    x0, y0, w0 = fg.X[row].copy(), fg.y[row], fg.w[row]
+    if _feed(fg, X, y_pm, w, (f > 0.0) != (y_pm > 0.0)):
+        fg.err[row], fg.X[row], fg.y[row], fg.w[row] = err0, x0, y0, w0
+        fg.ist[:] = ist0
+        fg.fs[:] = fs0
+        return False
+    return True
+
+
 def learn(est, X, y_pm, w):
     """Learn a validated chunk (``X`` float64, ``y_pm`` in {-1, +1}, weights ``w``) with
     drift detection: the body of ``partial_fit`` for ``forgetting='auto'``.
@@ -135,8 +162,7 @@ def learn(est, X, y_pm, w):
             if e is None or not live.any():
                 continue
             # weight-0 rows are not part of the stream's concept: neither buffered nor scored
-            _buffer(fg, Xp[live], yp[live], wp[live])
-            cut = kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e[live].astype(np.uint8))
+            cut = _feed(fg, Xp[live], yp[live], wp[live], e[live])
             if cut:
                 _restart(est, fg, cut, outer, pieces)
                 pieces = d.get("_undo")

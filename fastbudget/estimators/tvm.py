@@ -452,7 +452,6 @@ class TVMClassifier(BudgetClassifier):
         without the transaction's copy of the state, which only learning or a restart
         needs. Returns True when done; False, with nothing changed, for an example to
         learn or a drift (the caller takes the transactional path)."""
-        from ..kernels import drift as kd
         w, _ = self._weigh(np.array([sample_weight]), y_pm, self.classes_)
         f = self._decision(X)        # before learning: the calibration's and the detector's
         st, tw = self.engine_state_, self.twins_
@@ -460,21 +459,11 @@ class TVMClassifier(BudgetClassifier):
         if not ktvm.tvm_count_one(tw.Q, tw.coef, tw.ist, tw.par, st.kpar, st.fs, st.ist, X,
                                   w[0], int(self.budget), np.empty(1)):
             return False
-        if w[0] > 0.0:
-            fg = _fg.state_of(self)
-            row = int(fg.ist[kd.D_N]) % fg.y.shape[0]
-            err0, ist0, fs0 = fg.err[row], fg.ist.copy(), fg.fs.copy()
-            x0, y0, w0 = fg.X[row].copy(), fg.y[row], fg.w[row]
-            _fg._buffer(fg, X, y_pm, w)
-            e = np.array([(f[0] > 0.0) != (y_pm[0] > 0.0)], dtype=np.uint8)
-            if kd.drift_update(fg.err, fg.ist, fg.fs, fg.par, e):
-                # a drift: this example's count and detector update are undone, and
-                # partial_fit's path makes them again and restarts the model
-                fg.err[row], fg.X[row], fg.y[row], fg.w[row] = err0, x0, y0, w0
-                fg.ist[:] = ist0
-                fg.fs[:] = fs0
-                tw.ist[ktvm.T_SEEN] = seen
-                return False
+        if not _fg.count_one(self, X, y_pm, w, f):
+            # a drift: the count is undone too, and partial_fit's path makes both again
+            # and restarts the model
+            tw.ist[ktvm.T_SEEN] = seen
+            return False
         self._add_calibration(f, y_pm, (sample_weight,))
         return True
 
