@@ -121,15 +121,17 @@ def _warm_engine():
 
 def _warm_io():
     """The LIBSVM and CSV readers (``kernels.readers``; numbers the fast parser hands to the
-    exact one included) and the calibration map's recency factors and chunk sums
-    (``kernels.calibration``, which a learner's map calls on every chunk it scores)."""
+    exact one included) and the calibration map's recency factors and chunk sums, its fit
+    and its evaluation (``kernels.calibration``, which a learner's map calls on every chunk
+    it scores and every ``predict_proba``)."""
     import tempfile
 
-    from .calibration import update_stats
+    from .calibration import CalibrationMap, update_stats
     from .datasets import collect, read_csv, read_libsvm
 
-    update_stats(None, np.array([0.5, -1.0, 0.0]), np.array([1.0, -1.0, 1.0]),
-                 np.array([1.0, 0.0, 2.0]))
+    stats = update_stats(None, np.array([0.5, -1.0, 0.0]), np.array([1.0, -1.0, 1.0]),
+                         np.array([1.0, 0.0, 2.0]))
+    CalibrationMap(stats)(np.array([0.25, -3.0]))
     with tempfile.TemporaryDirectory(prefix="fastbudget-warmup-") as d:
         svm, csv = os.path.join(d, "a.svm"), os.path.join(d, "a.csv")
         with open(svm, "w") as f:

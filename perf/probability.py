@@ -62,6 +62,7 @@ import time
 import warnings
 
 import numpy as np
+from scipy.special import expit
 
 N_ECE_BINS = 15
 
@@ -243,7 +244,7 @@ def _platt_tails_map(stats, k):
     lo = np.cumsum(pos[live]) < k
     hi = np.cumsum((n[live] - pos[live])[::-1])[::-1] < k
     new = stats.copy()
-    new[1, live] = np.where(lo | hi, n[live] * cal._sigmoid(A * f + B), pos[live])
+    new[1, live] = np.where(lo | hi, n[live] * expit(A * f + B), pos[live])
     return cal.CalibrationMap(new)
 
 

@@ -4,7 +4,10 @@ import pytest
 
 from _estimators import ESTIMATORS, IDS, is_binary
 from _helpers import stream
+from scipy.special import expit
+
 from fastbudget import calibration as cal
+from fastbudget.kernels import calibration as kcal
 from fastbudget import TVMClassifier
 from fastbudget.base import NotFittedError
 from fastbudget.persist import load_model
@@ -35,7 +38,7 @@ def test_map_follows_a_probability_that_saturates_below_one():
     truth = 0.15 + 0.7 / (1.0 + np.exp(-3.0 * grid))
     assert np.abs(m(grid) - truth).max() < 0.04
     # the plain sigmoid fitted to the same statistics cannot level off at 0.85
-    platt = cal._sigmoid(m.A * grid + m.B)
+    platt = expit(m.A * grid + m.B)
     assert np.abs(platt - truth).max() > 0.08
 
 
@@ -76,7 +79,7 @@ def test_the_tails_follow_the_outermost_bins_and_are_not_pulled_towards_one_half
     for b, end, sign in ((np.flatnonzero(stats[0])[0], -1e6, -1),
                          (np.flatnonzero(stats[0])[-1], 1e6, 1)):
         n, pos, su = stats[:, b]
-        shrunk = (pos + cal.PRIOR_WEIGHT * cal._sigmoid(m.A * np.sinh(su / n) + m.B)) / (
+        shrunk = (pos + cal.PRIOR_WEIGHT * expit(m.A * np.sinh(su / n) + m.B)) / (
             n + cal.PRIOR_WEIGHT)
         assert sign * (m(np.array([end]))[0] - shrunk) >= -2 * cal.TIE_BREAK
     # noisy tails: the true rate levels off at 0.15 / 0.85 out to f = +-40
@@ -88,7 +91,7 @@ def test_the_tails_follow_the_outermost_bins_and_are_not_pulled_towards_one_half
     assert np.abs(p - [0.15, 0.15, 0.15, 0.85, 0.85, 0.85]).max() < 0.04
     assert abs(p[0] - p[1]) < 2 * cal.TIE_BREAK and abs(p[-1] - p[-2]) < 2 * cal.TIE_BREAK
     # the sigmoid of the same statistics heads to 0 / 1 out there
-    platt = cal._sigmoid(m.A * np.array([-1e4, 1e4]) + m.B)
+    platt = expit(m.A * np.array([-1e4, 1e4]) + m.B)
     assert platt[0] < 0.01 and platt[1] > 0.99
 
 
@@ -209,7 +212,101 @@ def test_pav_equals_scikit_learns_isotonic_regression():
         v, w = rng.random(30), rng.random(30) + 0.1
         v[rng.integers(30, size=5)] = v[0]                  # ties
         ref = IsotonicRegression().fit(np.arange(30), v, sample_weight=w).predict(np.arange(30))
-        np.testing.assert_allclose(cal._pav(v, w), ref, atol=1e-12)
+        out = np.empty(30)
+        kcal.pav(v, w, 30, out)
+        np.testing.assert_allclose(out, ref, atol=1e-12)
+
+
+# a plain NumPy / Python reference of the map (the compiled kcal.fit_map is what the library
+# runs): Platt's sigmoid by Newton's method, the shrunk bin rates, PAV, the knots
+def _ref_fit_sigmoid(f, n, pos):
+    def objective(A, B):
+        z = A * f + B
+        return (np.dot(n, np.logaddexp(0.0, z)) - np.dot(pos, z)
+                + 0.5 * cal.RIDGE * ((A - 1.0) ** 2 + B * B))
+
+    A, B = 1.0, 0.0
+    obj = objective(A, B)
+    for _ in range(100):
+        p = expit(A * f + B)
+        r = n * p - pos
+        gA, gB = np.dot(r, f) + cal.RIDGE * (A - 1.0), r.sum() + cal.RIDGE * B
+        s = n * p * (1.0 - p)
+        hAA, hAB, hBB = np.dot(s, f * f) + cal.RIDGE, np.dot(s, f), s.sum() + cal.RIDGE
+        det = hAA * hBB - hAB * hAB
+        dA, dB = (hBB * gA - hAB * gB) / det, (hAA * gB - hAB * gA) / det
+        dec = gA * dA + gB * dB
+        t = 1.0
+        while t > 1e-12:
+            new = objective(A - t * dA, B - t * dB)
+            if new <= obj - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            break
+        A, B, obj = A - t * dA, B - t * dB, new
+        if dec < 1e-12 * (1.0 + abs(obj)):
+            break
+    return A, B
+
+
+def _ref_knots(stats):
+    from sklearn.isotonic import IsotonicRegression
+
+    n, pos, su = stats
+    live = n > 0
+    u = su[live] / n[live]
+    f = np.sinh(u)
+    A, B = _ref_fit_sigmoid(f, n[live], pos[live])
+    neg = np.flatnonzero(live) < cal.N_BINS // 2
+    if not live.any():
+        u = (np.arange(cal.N_BINS) - cal.N_BINS // 2 + 0.5) * 2 * cal.U_MAX / cal.N_BINS
+        rate, neg = expit(A * np.sinh(u) + B), np.arange(cal.N_BINS) < cal.N_BINS // 2
+    else:
+        rate = (pos[live] + cal.PRIOR_WEIGHT * expit(A * f + B)) / (n[live] + cal.PRIOR_WEIGHT)
+        idx = np.arange(rate.size)
+        rate = IsotonicRegression().fit(idx, rate, sample_weight=n[live] + cal.PRIOR_WEIGHT
+                                        ).predict(idx)
+    rate = np.where(neg, np.minimum(rate, 0.5), np.maximum(rate, 0.5))
+    k_u = np.concatenate([np.minimum(u[neg], 0.0), [0.0], u[~neg]])
+    k_p = np.maximum.accumulate(np.concatenate([rate[neg], [0.5], rate[~neg]]))
+    return A, B, k_u, k_p
+
+
+def test_the_compiled_map_equals_a_numpy_reference_and_its_sigmoid_is_the_optimum():
+    """``CalibrationMap`` (compiled: ``kernels.calibration.fit_map``) against the map in
+    plain NumPy with scikit-learn's isotonic regression, on empty, one-bin, one-class,
+    noisy, biased and weighted statistics; and the certificate of Platt's fit: the
+    gradient of the ridged binned log-loss vanishes at ``(A, B)``."""
+    rng = np.random.default_rng(5)
+    f, y, _ = _noisy(5_000, seed=5)
+    cases = [None, cal.update_stats(None, np.full(10, 0.3), np.ones(10), np.ones(10)),
+             cal.update_stats(None, f, -np.ones_like(f), np.ones_like(f)),
+             cal.update_stats(None, f, y, np.ones_like(f)),
+             cal.update_stats(None, f + 3.0, y, rng.random(f.size)),
+             cal.update_stats(None, 300 * f, y, np.ones_like(f))]
+    for stats in cases:
+        m = cal.CalibrationMap(stats)
+        A, B, k_u, k_p = _ref_knots(cal.new_stats() if stats is None else stats)
+        np.testing.assert_allclose([m.A, m.B], [A, B], rtol=1e-9, atol=1e-9)
+        np.testing.assert_array_equal(m.knots_u, k_u)
+        np.testing.assert_allclose(m.knots_p, k_p, rtol=0, atol=1e-9)
+        # the compiled map's values against NumPy's interpolation, at the knots too
+        g = np.r_[np.linspace(-2000, 2000, 4001), np.linspace(-2, 2, 4001), 0.0, -0.0,
+                  np.sinh(k_u), 1e300, -1e300, 5e-324]
+        u = np.arcsinh(g)
+        ref = ((1.0 - 2.0 * cal.TIE_BREAK) * np.interp(u, k_u, k_p)
+               + cal.TIE_BREAK * (1.0 + u / (1.0 + np.abs(u))))
+        ref = np.clip(ref, cal.P_MIN, 1.0 - cal.P_MIN)
+        ref = np.where(g > 0.0, np.maximum(ref, 0.5 + 1e-12), np.minimum(ref, 0.5))
+        np.testing.assert_allclose(m(g), ref, rtol=0, atol=1e-9)
+        assert m(g[:8000].reshape(2, -1)).shape == (2, 4000)
+        if stats is not None:
+            live = stats[0] > 0
+            fb, n, pos = np.sinh(stats[2, live] / stats[0, live]), stats[0, live], stats[1, live]
+            r = n * expit(m.A * fb + m.B) - pos
+            grad = [np.dot(r, fb) + cal.RIDGE * (m.A - 1.0), r.sum() + cal.RIDGE * m.B]
+            assert np.abs(grad).max() < 1e-6 * (1.0 + n.sum())
 
 
 # ---------------------------------------------------------------------- every learner
