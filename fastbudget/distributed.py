@@ -911,9 +911,16 @@ def _cluster_stage(shards, classes, client):
     dask = _dask()
 
     def run_stage(cls, params, gamma_, start, stage):
+        # the merged model the stage starts from is a key of the stage's graph (a literal
+        # that every shard task depends on: sent once, fetched once per worker), not data
+        # scattered beforehand: Dask recomputes a graph's keys on a worker that replaces
+        # one that died, while a scattered key has nothing to recompute it from (a worker
+        # killed during the scatter, or holding a replica at the wrong moment, failed the
+        # whole fit with CommClosedError or FutureCancelledError "already forgotten")
         start_ref = start
         if start is not None and client is not None:
-            start_ref = client.scatter(start, broadcast=True, hash=False)
+            import uuid
+            start_ref = dask.delayed(start, name=f"fastbudget-start-{uuid.uuid4().hex}")
         parts = shards(cls, params, start_ref, stage)
         merge = dask.delayed(_merge_pair, pure=True)
         return _compute(dask, _reduce_tree(merge, parts, cls, params, classes, gamma_),
