@@ -301,6 +301,7 @@ def test_the_compiled_map_equals_a_numpy_reference_and_its_sigmoid_is_the_optimu
         ref = np.where(g > 0.0, np.maximum(ref, 0.5 + 1e-12), np.minimum(ref, 0.5))
         np.testing.assert_allclose(m(g), ref, rtol=0, atol=1e-9)
         assert m(g[:8000].reshape(2, -1)).shape == (2, 4000)
+        assert np.isnan(m(np.array([np.nan, 1.0, np.nan]))[[0, 2]]).all()
         if stats is not None:
             live = stats[0] > 0
             fb, n, pos = np.sinh(stats[2, live] / stats[0, live]), stats[0, live], stats[1, live]

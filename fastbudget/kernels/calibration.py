@@ -227,6 +227,9 @@ def apply_map(f, u, knots_u, knots_p, tie_break, p_min, out):
     for i in range(f.shape[0]):
         fi = f[i]
         ui = u[i]
+        if ui != ui:                      # NaN in, NaN out (as NumPy's interpolation)
+            out[i] = np.nan
+            continue
         if ui <= knots_u[0]:
             m = knots_p[0]
         elif ui >= knots_u[k - 1]:
