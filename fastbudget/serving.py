@@ -2,7 +2,8 @@
 
 ``load_predictor(path)`` reads a file written by ``model.save(path)`` (any fastbudget learner,
 binary or ``OneVsRestClassifier``, any kernel) and returns a :class:`Predictor` with
-``decision_function``, ``predict``, ``classes_``, ``n_features_in_`` and, for a model fitted
+``decision_function``, ``predict``, ``predict_proba`` (the calibration map saved with the
+model, fitted with NumPy), ``classes_``, ``n_features_in_`` and, for a model fitted
 on named columns, ``feature_names_in_``. Its decision values equal those of the loaded
 model's compiled ``decision_function`` to rounding (about 1e-15 relative; the tests ask for
 1e-12), computed block by block so that the memory used does not grow with the number of
@@ -224,6 +225,104 @@ class _Zero:
         return out
 
 
+# ====================================================================== probabilities
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def _fit_sigmoid(f, n, pos, ridge):
+    """Platt's ``(A, B)`` on binned data by Newton's method with a backtracking line search
+    (the steps of ``fastbudget.kernels.calibration.fit_sigmoid``, in NumPy)."""
+    def objective(A, B):
+        z = A * f + B
+        return (np.dot(n, np.logaddexp(0.0, z)) - np.dot(pos, z)
+                + 0.5 * ridge * ((A - 1.0) ** 2 + B * B))
+
+    A, B = 1.0, 0.0
+    obj = objective(A, B)
+    for _ in range(100):
+        p = _sigmoid(A * f + B)
+        r = n * p - pos
+        gA, gB = np.dot(r, f) + ridge * (A - 1.0), r.sum() + ridge * B
+        s = n * p * (1.0 - p)
+        hAA, hAB, hBB = np.dot(s, f * f) + ridge, np.dot(s, f), s.sum() + ridge
+        det = hAA * hBB - hAB * hAB
+        if not det > 0.0:
+            break
+        dA, dB = (hBB * gA - hAB * gB) / det, (hAA * gB - hAB * gA) / det
+        dec = gA * dA + gB * dB
+        if dec < 1e-12 * (1.0 + abs(obj)):
+            A, B = A - dA, B - dB          # converged: one full step more (as the kernel)
+            break
+        t = 1.0
+        while t > 1e-12:
+            new = objective(A - t * dA, B - t * dB)
+            if new <= obj - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            break
+        A, B, obj = A - t * dA, B - t * dB, new
+    return A, B
+
+
+def _pav(v, w):
+    """Weighted non-decreasing least-squares fit of ``v`` (pool adjacent violators)."""
+    vals, wts, cnt = [], [], []
+    for x, ww in zip(v.tolist(), w.tolist()):
+        vals.append(x)
+        wts.append(ww)
+        cnt.append(1)
+        while len(vals) > 1 and vals[-2] > vals[-1]:
+            x2, w2, c2 = vals.pop(), wts.pop(), cnt.pop()
+            tot = wts[-1] + w2
+            vals[-1] = (vals[-1] * wts[-1] + x2 * w2) / tot
+            wts[-1] = tot
+            cnt[-1] += c2
+    return np.repeat(np.array(vals, dtype=np.float64), cnt)
+
+
+class _Calibration:
+    """A saved learner's calibration map (``fastbudget.calibration``) fitted from its
+    statistics with NumPy: the steps of the library's compiled ``fit_map`` and
+    ``apply_map`` (``fastbudget.kernels.calibration``), the same knots to rounding
+    (``tests/test_probability.py`` compares them). Statistics of None (a file from before
+    calibration) are empty: Platt's sigmoid of f, as the loaded model gives."""
+
+    def __init__(self, stats):
+        from .calibration import N_BINS, PRIOR_WEIGHT, RIDGE, U_MAX
+        if stats is None:
+            stats = np.zeros((3, N_BINS))
+        n, pos, su = stats
+        half = N_BINS // 2
+        live = n > 0
+        u = su[live] / n[live]
+        f = np.sinh(u)
+        nl, pl = n[live], pos[live]
+        self.A, self.B = _fit_sigmoid(f, nl, pl, RIDGE)
+        neg = np.flatnonzero(live) < half
+        if not live.any():
+            # no data at all: the sigmoid at the middle of each bin
+            u = (np.arange(N_BINS) - half + 0.5) * (2.0 * U_MAX / N_BINS)
+            rate = _sigmoid(self.A * np.sinh(u) + self.B)
+            neg = np.arange(N_BINS) < half
+        else:
+            rate = _pav((pl + PRIOR_WEIGHT * _sigmoid(self.A * f + self.B))
+                        / (nl + PRIOR_WEIGHT), nl + PRIOR_WEIGHT)
+        rate = np.where(neg, np.minimum(rate, 0.5), np.maximum(rate, 0.5))
+        self.knots_u = np.concatenate([np.minimum(u[neg], 0.0), [0.0], u[~neg]])
+        self.knots_p = np.maximum.accumulate(np.concatenate([rate[neg], [0.5], rate[~neg]]))
+
+    def __call__(self, f):
+        from .calibration import P_MIN, TIE_BREAK
+        u = np.arcsinh(f)
+        m = np.interp(u, self.knots_u, self.knots_p)
+        p = (1.0 - 2.0 * TIE_BREAK) * m + TIE_BREAK * (1.0 + u / (1.0 + np.abs(u)))
+        p = np.clip(p, P_MIN, 1.0 - P_MIN)
+        # the sign of f decides, as predict: p > 1/2 exactly when f > 0
+        return np.where(f > 0.0, np.maximum(p, 0.5 + 1e-12), np.minimum(p, 0.5))
+
+
 # ====================================================================== the predictor
 class Predictor:
     """A saved fastbudget model, scored with NumPy alone (see :func:`load_predictor`).
@@ -239,8 +338,11 @@ class Predictor:
     """
 
     def __init__(self, model_class, classes, n_features, feature_names, scorers,
-                 block_bytes=_BLOCK_BYTES):
+                 block_bytes=_BLOCK_BYTES, calibration=None):
         self.model_class = model_class
+        # the learners' calibration statistics (None: none saved), one per scorer
+        self._calibration = calibration
+        self._maps = None
         self.classes_ = classes
         self.n_features_in_ = n_features
         if feature_names is not None:
@@ -306,6 +408,35 @@ class Predictor:
             return self.classes_[(f > 0).astype(np.intp)]
         return self.classes_[np.argmax(f, axis=1)]
 
+    def predict_proba(self, X):
+        """Class probabilities, as the saved model's ``predict_proba``: its online
+        calibration map (``fastbudget.calibration``), fitted with NumPy from the statistics
+        saved with the model, applied to the decision values (one-vs-rest: one map fitted
+        on the sum of the learners' statistics for every column, the row divided by its
+        sum). Within 1e-12 of the loaded model's (``tests/test_serving.py``; both fits end
+        Newton's method with one full step past its stopping test, so they agree to
+        rounding).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; rows sum to 1.
+        """
+        f = self.decision_function(X)
+        if self._maps is None:
+            stats = list(self._calibration or [None] * max(1, len(self._scorers)))
+            if f.ndim == 1:
+                self._maps = [_Calibration(stats[0])]
+            else:
+                present = [a for a in stats if a is not None]
+                self._maps = [_Calibration(np.sum(present, axis=0) if present else None)]
+        g = self._maps[0]
+        if f.ndim == 1:
+            p = g(f)
+            return np.column_stack([1.0 - p, p])
+        P = np.column_stack([g(f[:, j]) for j in range(f.shape[1])])
+        return P / P.sum(axis=1, keepdims=True)
+
     def compiled(self):
         """The same predictor with its kernel expansions scored by the library's compiled
         predict (``fastbudget.kernels``; imports Numba) instead of NumPy: one pass over each
@@ -315,7 +446,8 @@ class Predictor:
         scorers = [_CompiledExpansion(s) if isinstance(s, _Expansion) else s
                    for s in self._scorers]
         return Predictor(self.model_class, self.classes_, self.n_features_in_,
-                         self.__dict__.get("feature_names_in_"), scorers, self._block_bytes)
+                         self.__dict__.get("feature_names_in_"), scorers, self._block_bytes,
+                         self._calibration)
 
 
 def load_predictor(path):
@@ -404,7 +536,26 @@ def load_predictor(path):
         if not all(math.isfinite(v) for v in (getattr(s, "b", 0.0), getattr(s, "scale", 1.0))) \
                 or getattr(s, "scale", 1.0) == 0.0:
             mf.fail(path, f"the {cls} holds a non-finite or zero bias or scale.")
-    return Predictor(cls, classes, n_features, names, scorers)
+    return Predictor(cls, classes, n_features, names, scorers,
+                     calibration=_calibration_stats(path, cls, arrays, state, len(scorers)))
+
+
+def _calibration_stats(path, cls, arrays, state, n_learners):
+    """The calibration statistics saved with the model, one array (or None: a file from
+    before calibration) per learner, checked as ``fastbudget.load`` checks them."""
+    from .calibration import check_stats
+
+    if cls == "OneVsRestClassifier":
+        stats = [state.get(f"e{k}.calibration_stats") for k in range(n_learners)]
+    else:
+        stats = [arrays.get("base.calibration_stats")]
+    for a in stats:
+        if a is not None:
+            try:
+                check_stats(a)
+            except ValueError as exc:
+                mf.fail(path, str(exc))
+    return stats
 
 
 def _slots(cls, p):
@@ -647,6 +798,9 @@ class _CompiledPredictor(Predictor):
 
     def decision_function(self, X):
         return self._est.decision_function(X)
+
+    def predict_proba(self, X):
+        return self._est.predict_proba(X)
 
     def compiled(self):
         return self   # (already the compiled predict)

@@ -7,6 +7,7 @@ from _helpers import stream
 from scipy.special import expit
 
 from fastbudget import calibration as cal
+from fastbudget import serving
 from fastbudget.kernels import calibration as kcal
 from fastbudget import TVMClassifier
 from fastbudget.base import NotFittedError
@@ -215,69 +216,16 @@ def test_pav_equals_scikit_learns_isotonic_regression():
         out = np.empty(30)
         kcal.pav(v, w, 30, out)
         np.testing.assert_allclose(out, ref, atol=1e-12)
-
-
-# a plain NumPy / Python reference of the map (the compiled kcal.fit_map is what the library
-# runs): Platt's sigmoid by Newton's method, the shrunk bin rates, PAV, the knots
-def _ref_fit_sigmoid(f, n, pos):
-    def objective(A, B):
-        z = A * f + B
-        return (np.dot(n, np.logaddexp(0.0, z)) - np.dot(pos, z)
-                + 0.5 * cal.RIDGE * ((A - 1.0) ** 2 + B * B))
-
-    A, B = 1.0, 0.0
-    obj = objective(A, B)
-    for _ in range(100):
-        p = expit(A * f + B)
-        r = n * p - pos
-        gA, gB = np.dot(r, f) + cal.RIDGE * (A - 1.0), r.sum() + cal.RIDGE * B
-        s = n * p * (1.0 - p)
-        hAA, hAB, hBB = np.dot(s, f * f) + cal.RIDGE, np.dot(s, f), s.sum() + cal.RIDGE
-        det = hAA * hBB - hAB * hAB
-        dA, dB = (hBB * gA - hAB * gB) / det, (hAA * gB - hAB * gA) / det
-        dec = gA * dA + gB * dB
-        t = 1.0
-        while t > 1e-12:
-            new = objective(A - t * dA, B - t * dB)
-            if new <= obj - 1e-4 * t * dec:
-                break
-            t *= 0.5
-        else:
-            break
-        A, B, obj = A - t * dA, B - t * dB, new
-        if dec < 1e-12 * (1.0 + abs(obj)):
-            break
-    return A, B
-
-
-def _ref_knots(stats):
-    from sklearn.isotonic import IsotonicRegression
-
-    n, pos, su = stats
-    live = n > 0
-    u = su[live] / n[live]
-    f = np.sinh(u)
-    A, B = _ref_fit_sigmoid(f, n[live], pos[live])
-    neg = np.flatnonzero(live) < cal.N_BINS // 2
-    if not live.any():
-        u = (np.arange(cal.N_BINS) - cal.N_BINS // 2 + 0.5) * 2 * cal.U_MAX / cal.N_BINS
-        rate, neg = expit(A * np.sinh(u) + B), np.arange(cal.N_BINS) < cal.N_BINS // 2
-    else:
-        rate = (pos[live] + cal.PRIOR_WEIGHT * expit(A * f + B)) / (n[live] + cal.PRIOR_WEIGHT)
-        idx = np.arange(rate.size)
-        rate = IsotonicRegression().fit(idx, rate, sample_weight=n[live] + cal.PRIOR_WEIGHT
-                                        ).predict(idx)
-    rate = np.where(neg, np.minimum(rate, 0.5), np.maximum(rate, 0.5))
-    k_u = np.concatenate([np.minimum(u[neg], 0.0), [0.0], u[~neg]])
-    k_p = np.maximum.accumulate(np.concatenate([rate[neg], [0.5], rate[~neg]]))
-    return A, B, k_u, k_p
+        np.testing.assert_allclose(serving._pav(v, w), ref, atol=1e-12)
 
 
 def test_the_compiled_map_equals_a_numpy_reference_and_its_sigmoid_is_the_optimum():
     """``CalibrationMap`` (compiled: ``kernels.calibration.fit_map``) against the map in
-    plain NumPy with scikit-learn's isotonic regression, on empty, one-bin, one-class,
-    noisy, biased and weighted statistics; and the certificate of Platt's fit: the
-    gradient of the ridged binned log-loss vanishes at ``(A, B)``."""
+    plain NumPy that ``fastbudget.serving`` fits (its pool-adjacent-violators checked
+    against scikit-learn's isotonic regression), on empty, one-bin, one-class, noisy,
+    biased and weighted statistics; and the certificate of Platt's fit: the gradient of
+    the ridged binned log-loss vanishes at ``(A, B)``."""
+    from fastbudget.serving import _Calibration
     rng = np.random.default_rng(5)
     f, y, _ = _noisy(5_000, seed=5)
     cases = [None, cal.update_stats(None, np.full(10, 0.3), np.ones(10), np.ones(10)),
@@ -287,10 +235,11 @@ def test_the_compiled_map_equals_a_numpy_reference_and_its_sigmoid_is_the_optimu
              cal.update_stats(None, 300 * f, y, np.ones_like(f))]
     for stats in cases:
         m = cal.CalibrationMap(stats)
-        A, B, k_u, k_p = _ref_knots(cal.new_stats() if stats is None else stats)
-        np.testing.assert_allclose([m.A, m.B], [A, B], rtol=1e-9, atol=1e-9)
+        numpy_map = _Calibration(stats)
+        A, B, k_u, k_p = numpy_map.A, numpy_map.B, numpy_map.knots_u, numpy_map.knots_p
+        np.testing.assert_allclose([m.A, m.B], [A, B], rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(m.knots_u, k_u)
-        np.testing.assert_allclose(m.knots_p, k_p, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(m.knots_p, k_p, rtol=0, atol=1e-12)
         # the compiled map's values against NumPy's interpolation, at the knots too
         g = np.r_[np.linspace(-2000, 2000, 4001), np.linspace(-2, 2, 4001), 0.0, -0.0,
                   np.sinh(k_u), 1e300, -1e300, 5e-324]
@@ -299,7 +248,8 @@ def test_the_compiled_map_equals_a_numpy_reference_and_its_sigmoid_is_the_optimu
                + cal.TIE_BREAK * (1.0 + u / (1.0 + np.abs(u))))
         ref = np.clip(ref, cal.P_MIN, 1.0 - cal.P_MIN)
         ref = np.where(g > 0.0, np.maximum(ref, 0.5 + 1e-12), np.minimum(ref, 0.5))
-        np.testing.assert_allclose(m(g), ref, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(m(g), ref, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(numpy_map(g), ref)
         assert m(g[:8000].reshape(2, -1)).shape == (2, 4000)
         assert np.isnan(m(np.array([np.nan, 1.0, np.nan]))[[0, 2]]).all()
         if stats is not None:
@@ -413,6 +363,11 @@ def test_saved_with_the_model_and_old_files_load(id_, factory, tmp_path):
         assert not [k for k in z.files if "calibration" in k]
     old = load_model(tmp_path / "old.npz")
     assert old.memory_bytes() == loaded.memory_bytes()
+    # served with NumPy alone, both files give the loaded models' probabilities (the
+    # test suite's dummy learner is not one serving scores)
+    for path, model in (("m.npz", loaded), ("old.npz", old))[:0 if "dummy" in id_ else 2]:
+        np.testing.assert_allclose(serving.load_predictor(tmp_path / path).predict_proba(X),
+                                   model.predict_proba(X), rtol=0, atol=1e-12)
     if is_binary(est):
         assert old.calibration_counts_ == 0.0
         np.testing.assert_array_equal(old.predict_proba(X)[:, 1],

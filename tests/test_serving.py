@@ -84,6 +84,10 @@ def _check_file(path, X):
     comp = pred.compiled()
     _assert_same(comp.decision_function(X), model.decision_function(X))
     np.testing.assert_array_equal(comp.predict(X), model.predict(X))
+    # probabilities: the calibration map saved with the model, fitted with NumPy
+    P = model.predict_proba(X)
+    for served in (pred, comp):
+        np.testing.assert_allclose(served.predict_proba(X), P, rtol=0, atol=1e-12)
     return model, pred
 
 
@@ -318,6 +322,14 @@ def test_damaged_files_refused_like_load(saved, tmp_path):
 
     _rewrite(saved, tmp_path / "cls2.npz", foreign)
     _both_refuse(tmp_path / "cls2.npz", "'os.system'")
+
+    def negative_counts(meta, arrays):      # the calibration map's statistics
+        stats = np.array(arrays["base.calibration_stats"])
+        stats[0, 3] = -1.0
+        arrays["base.calibration_stats"] = stats
+
+    _rewrite(saved, tmp_path / "calib.npz", negative_counts)
+    _both_refuse(tmp_path / "calib.npz", "calibration statistics")
     with pytest.raises(FileNotFoundError):
         load_predictor(tmp_path / "absent.npz")
 
@@ -332,6 +344,8 @@ def test_serving_never_imports_numba(saved):
         from fastbudget.serving import load_predictor
         p = load_predictor({str(saved)!r})
         print(p.predict(np.zeros((1, 3)))[0])
+        P = p.predict_proba(np.zeros((4, 3)))
+        assert P.shape == (4, len(p.classes_)) and np.allclose(P.sum(1), 1.0)
         assert 'numba' not in sys.modules, sorted(m for m in sys.modules if 'numba' in m)[:5]
         assert 'fastbudget.base' not in sys.modules
         print('ok')

@@ -114,6 +114,13 @@ def fit_sigmoid(f, n, pos, m, ridge):
         dA = (hBB * gA - hAB * gB) / det
         dB = (hAA * gB - hAB * gA) / det
         dec = gA * dA + gB * dB                # > 0: Newton's direction descends
+        if dec < 1e-12 * (1.0 + abs(obj)):
+            # converged: one full step more, without the line search (whose test cannot
+            # tell a decrease this small from rounding), so that fits in other arithmetic
+            # (fastbudget.serving's NumPy copy) end at the same point to rounding
+            A -= dA
+            B -= dB
+            break
         t = 1.0
         new = obj
         while t > 1e-12:
@@ -124,8 +131,6 @@ def fit_sigmoid(f, n, pos, m, ridge):
         if not t > 1e-12:
             break
         A, B, obj = A - t * dA, B - t * dB, new
-        if dec < 1e-12 * (1.0 + abs(obj)):
-            break
     return A, B
 
 
