@@ -161,6 +161,8 @@ def _blocks(X, y=None):
 def _score_block(X, model, what):
     if what == "decision":
         return model.decision_function(X)
+    if what == "proba":
+        return model.predict_proba(X)
     return model.predict(X)
 
 
@@ -984,7 +986,7 @@ def _score_file(model, path, fmt, options, chunk_size, transform, what):
             X = transform(X)
         out.append(_score_block(X, model, what))
     if not out:
-        return np.zeros(0)
+        return np.zeros((0, len(model.classes_))) if what == "proba" else np.zeros(0)
     return np.concatenate(out)
 
 
@@ -1040,13 +1042,18 @@ def fit_files(estimator, paths, *, fmt="libsvm", client=None, classes=None,
 
 
 def predict_files(estimator, paths, *, fmt="libsvm", client=None, chunk_size=10_000,
-                  transform=None, scores=False, **options):
+                  transform=None, scores=False, what=None, **options):
     """Score files on the cluster, one task per file (the model sent to each worker
-    once); yields one array per file, in the order of ``paths``, as each is ready."""
+    once); yields one array per file, in the order of ``paths``, as each is ready: the
+    labels, or with ``scores`` (``what='decision'``) the decision values, or with
+    ``what='proba'`` the probabilities (rows x classes)."""
     _dask()
     client = _client(client)
     model = _as_predictor(estimator)
-    what = "decision" if scores else "predict"
+    if what is None:
+        what = "decision" if scores else "predict"
+    if what not in ("predict", "decision", "proba"):
+        raise ValueError(f"what must be 'predict', 'decision' or 'proba'; got {what!r}.")
     if client is None:
         for p in paths:
             yield _score_file(model, str(p), fmt, options, chunk_size, transform, what)

@@ -73,6 +73,17 @@ def test_predict_and_evaluate_agree_with_the_model(data):
     _, out, _ = run("predict", d / "m.npz", d / "test.svm", "--scores")
     np.testing.assert_allclose([float(v) for v in out.split()], model.decision_function(Zt),
                                rtol=1e-5, atol=1e-6)
+    # --proba: a line of the classes, then each row's label and probabilities (as LIBSVM's
+    # svm-predict -b 1), over chunks
+    _, out, _ = run("predict", d / "m.npz", d / "test.svm", "--proba", "--chunk-size", 300)
+    lines = out.splitlines()
+    assert lines[0] == "labels -1 1" and len(lines) == 801
+    rows = np.array([[float(v) for v in ln.split()] for ln in lines[1:]])
+    np.testing.assert_array_equal(rows[:, 0], want)
+    np.testing.assert_allclose(rows[:, 1:], model.predict_proba(Zt), rtol=1e-5, atol=1e-6)
+    code, _, err = run("predict", d / "m.npz", d / "test.svm", "--proba", "--scores",
+                       ok=False)
+    assert code == 2 and "not allowed with" in err
 
 
 @pytest.mark.parametrize("source", ["test.csv", "test.svm.gz", "test.data", "-"])

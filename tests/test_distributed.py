@@ -571,6 +571,11 @@ def test_cli_trains_and_predicts_over_a_glob_on_a_local_cluster(tmp_path, data):
     assert r1.returncode == 0 and r2.returncode == 0, (r1.stderr, r2.stderr)
     assert r1.stdout == r2.stdout
     assert len(r2.stdout.splitlines()) == 3000
+    r1 = _run_cli("predict", model, tmp_path / "test.svm", "-q", "--proba")
+    r2 = _run_cli("predict", model, tmp_path / "t*.svm", "--workers", 2, "-q", "--proba")
+    assert r1.returncode == 0 and r2.returncode == 0, (r1.stderr, r2.stderr)
+    assert r1.stdout == r2.stdout and r2.stdout.startswith("labels -1 1\n")
+    assert len(r2.stdout.splitlines()) == 3001
 
 
 def test_cli_names_the_file_and_line_of_a_damaged_shard(tmp_path, data):

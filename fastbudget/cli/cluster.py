@@ -18,7 +18,7 @@ from .errors import CLIError
 from .files import check_not_input, check_output, load_model
 from .scaler import Scaler
 from .stream import finish
-from .values import parse_classes, rows_text
+from .values import parse_classes, proba_header, proba_text, rows_text
 
 #: the learners the cluster path trains (shard and merge needs the learner's merge rule)
 CLUSTER_LEARNERS = ("tvm",)
@@ -171,8 +171,8 @@ def _warmup_scaler(opts, path, fmt, options):
 
 
 def predict(opts, args):
-    """``fastbudget predict MODEL 'data/*.svm' --workers 2``: labels (or ``--scores``) of
-    every file in order, one line per row."""
+    """``fastbudget predict MODEL 'data/*.svm' --workers 2``: labels (or ``--scores``, or
+    ``--proba``) of every file in order, one line per row."""
     paths = _paths(opts.data)
     to_file = args.output is not None and args.output != "-"
     if to_file:
@@ -190,11 +190,15 @@ def predict(opts, args):
     with _cluster(args) as client, \
             (atomic_file(args.output, "w") if to_file else
              contextlib.nullcontext(sys.stdout)) as out:
+        what = "proba" if args.proba else "decision" if args.scores else "predict"
+        if args.proba:
+            out.write(proba_header(model.classes_) + "\n")
         for p, res in zip(paths, fd.predict_files(model, paths, fmt=fmt, client=client,
                                                   chunk_size=opts.chunk_size,
-                                                  transform=transform, scores=args.scores,
+                                                  transform=transform, what=what,
                                                   **options)):
-            text = rows_text(res, args.scores, model.classes_)
+            text = (proba_text(res, model.classes_) if args.proba
+                    else rows_text(res, args.scores, model.classes_))
             if text:
                 out.write(text + "\n")
     return 0

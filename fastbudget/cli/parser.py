@@ -187,7 +187,12 @@ def build_parser():
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write to this file instead of stdout (written in full or not at "
                         "all: it replaces FILE at the end); '-' for stdout")
-    p.add_argument("--scores", action="store_true", help="decision values instead of labels")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--scores", action="store_true", help="decision values instead of labels")
+    out.add_argument("--proba", action="store_true",
+                     help="the label and the probability of each class (the model's "
+                          "calibrated predict_proba), after a first line 'labels' and the "
+                          "classes, as LIBSVM's svm-predict -b 1 prints them")
     _cluster_options(p)
 
     p = sub.add_parser("export", help="write a saved model as an ONNX graph (needs the onnx "

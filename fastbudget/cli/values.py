@@ -112,6 +112,24 @@ def labels_fmt(v):
     return str(v)
 
 
+def proba_header(classes):
+    """The first line ``fastbudget predict --proba`` prints: ``labels`` and the classes, in
+    the order of the probability columns (as LIBSVM's ``svm-predict -b 1``)."""
+    return " ".join(["labels"] + [labels_fmt(c) for c in np.asarray(classes).tolist()])
+
+
+def proba_text(P, classes):
+    """The lines ``fastbudget predict --proba`` prints for a block of probabilities ``P``
+    (rows x classes): the most probable class (``predict``'s label: the calibration map
+    ranks as the decision values do) and each class's probability as ``%.6g``."""
+    P = np.asarray(P)
+    if P.shape[0] == 0:
+        return ""
+    labels = rows_text(np.asarray(classes)[np.argmax(P, axis=1)], False, classes).split("\n")
+    probs = [" ".join(r) for r in np.char.mod("%.6g", P).tolist()]
+    return "\n".join(f"{a} {b}" for a, b in zip(labels, probs))
+
+
 def rows_text(values, scores=False, classes=None):
     """The lines ``fastbudget predict`` prints for a block of predictions, joined by newlines
     (no final one): labels as :func:`labels_fmt` prints them, or with ``scores`` decision

@@ -1,5 +1,6 @@
 """``fastbudget predict MODEL_FILE DATA``: one predicted label (or ``--scores``: decision
-values) per row, to standard output or to a file written whole or not at all; the model is
+values; ``--proba``: the label and each class's probability, after a line of the classes)
+per row, to standard output or to a file written whole or not at all; the model is
 scored with NumPy alone (:mod:`fastbudget.serving`)."""
 import contextlib
 import sys
@@ -10,7 +11,7 @@ from ..data import model_chunks
 from ..errors import no_rows
 from ..files import check_not_input, check_output, load_predictor
 from ..scaler import SCALER_SUFFIX
-from ..values import rows_text
+from ..values import proba_header, proba_text, rows_text
 
 
 def run(opts, args):
@@ -32,9 +33,14 @@ def run(opts, args):
             as out, progress(total, "predict", quiet=opts.quiet) as bar:
         n = 0
         for X, _y in chunks:
+            if args.proba:
+                if n == 0:
+                    out.write(proba_header(model.classes_) + "\n")
+                out.write(proba_text(model.predict_proba(X), model.classes_) + "\n")
+            else:
+                res = model.decision_function(X) if args.scores else model.predict(X)
+                out.write(rows_text(res, args.scores, model.classes_) + "\n")
             n += X.shape[0]
-            res = model.decision_function(X) if args.scores else model.predict(X)
-            out.write(rows_text(res, args.scores, model.classes_) + "\n")
             bar.update(X.shape[0])
         if n == 0:          # (as evaluate and update refuse it; -o FILE is not written)
             raise no_rows(desc)
