@@ -12,7 +12,12 @@ domain, opset 13 or later) that computes in float64:
 - output ``scores``: the model's ``decision_function``, ``(n,)`` for a binary model,
   ``(n, n_classes)`` for a one-vs-rest model of three or more classes;
 - output ``label``: ``predict``, an element of ``classes_`` (int64, float64, bool or string
-  tensor, as the model's labels).
+  tensor, as the model's labels);
+- output ``probabilities``: ``predict_proba``, ``(n, n_classes)``, columns in the order of
+  ``classes_``: the model's online calibration map (``fastbudget.calibration``) as it is at
+  export, a piecewise-linear function of ``asinh(f)`` whose segment is found from the map's
+  fixed grid of bins (a lookup per value, not a comparison with every knot), so the memory
+  stays linear in the rows.
 
 Each binary learner is a kernel expansion ``f(x) = sum_i c_i K(v_i, x) + b`` (support or twin
 vectors ``v_i``, signed coefficients ``c_i``) or a primal linear model ``f(x) = <w, x> + b``,
@@ -316,25 +321,117 @@ def to_onnx(model, *, scaler="auto", target_opset=None, dtype=np.float64):
         idx = g.op("ArgMax", ["scores"], axis=1, keepdims=0, select_last_index=0)
         out_shape = ["N", len(cols)]
     g.op("Gather", [_add_classes(g, classes), idx], outputs=["label"], axis=0)
+    _probabilities(g, "scores", _calibration_map(est, learners), len(cols))
 
     graph = helper.make_graph(
         g.nodes, f"fastbudget_{type(est).__name__}",
         [helper.make_tensor_value_info("X", TensorProto.DOUBLE if dt == np.float64
                                        else TensorProto.FLOAT, ["N", d])],
         [helper.make_tensor_value_info("label", label_type, ["N"]),
-         helper.make_tensor_value_info("scores", TensorProto.DOUBLE, out_shape)],
+         helper.make_tensor_value_info("scores", TensorProto.DOUBLE, out_shape),
+         helper.make_tensor_value_info("probabilities", TensorProto.DOUBLE,
+                                       ["N", len(est.classes_)])],
         g.inits)
     from . import __version__
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="fastbudget", producer_version=__version__,
                           doc_string=f"fastbudget {type(est).__name__}: decision_function as "
-                                     "'scores', predict as 'label'.")
+                                     "'scores', predict as 'label', predict_proba as "
+                                     "'probabilities'.")
     kind = (f"one-vs-rest over {len(learners)} {type(learners[0]).__name__}"
             if len(learners) > 1 else type(learners[0]).__name__)
     helper.set_model_props(m, {"fastbudget.model": kind, "fastbudget.n_features": str(d),
                                "fastbudget.input_transform": baked})
     onnx.checker.check_model(m, full_check=True)
     return m
+
+
+def _calibration_map(est, learners):
+    """The calibration map ``predict_proba`` applies: the binary learner's own, or for
+    three or more one-vs-rest learners the one fitted on the sum of their statistics."""
+    from .calibration import pooled_map
+
+    if len(learners) == 1:
+        return learners[0]._calibration()
+    return pooled_map([e.__dict__.get("_calibration_stats") for e in learners])
+
+
+def _map_tables(cmap):
+    """Lookup tables of a calibration map for the graph. The map is linear in ``u =
+    asinh(f)`` between consecutive knots and flat beyond the outer ones; with ``c(u)`` the
+    number of knots at or below ``u``, it is ``A[c] + B[c] u``. ``c`` comes from the grid of
+    bins the knots were made on: every knot lies in one bin, so ``c(u)`` is the number of
+    knots in bins before ``u``'s (``before``) plus those of its own bin at or below ``u``
+    (``inbin``: at most three per bin, padded with +inf)."""
+    from .calibration import N_BINS, U_MAX
+
+    ku = np.asarray(cmap.knots_u, dtype=np.float64)
+    kp = np.asarray(cmap.knots_p, dtype=np.float64)
+    M = ku.shape[0]
+    A = np.empty(M + 1)
+    B = np.zeros(M + 1)
+    A[0], A[M] = kp[0], kp[M - 1]
+    for c in range(1, M):
+        j = c - 1
+        du = ku[j + 1] - ku[j]
+        slope = (kp[j + 1] - kp[j]) / du if du > 0.0 else 0.0
+        A[c] = kp[j] - slope * ku[j]
+        B[c] = slope
+    h = 2.0 * U_MAX / N_BINS
+    kb = np.clip(np.floor(ku / h) + N_BINS // 2, 0, N_BINS - 1).astype(np.int64)
+    before = np.searchsorted(kb, np.arange(N_BINS), side="left").astype(np.int64)
+    width = max(1, int(np.bincount(kb, minlength=N_BINS).max()))
+    inbin = np.full((N_BINS, width), np.inf)
+    for b in range(N_BINS):
+        own = ku[kb == b]
+        inbin[b, :own.shape[0]] = own
+    return A, B, before, inbin, h
+
+
+def _probabilities(g, scores, cmap, n_learners):
+    """Nodes giving ``predict_proba`` from the ``scores`` tensor ((N,) or (N, K)): the map
+    of :func:`_map_tables` on each score, then ``[1 - p, p]`` (binary) or each row divided by
+    its sum (one-vs-rest), as ``fastbudget.calibration.CalibrationMap.__call__`` and
+    ``OneVsRestClassifier.predict_proba``."""
+    from .calibration import N_BINS, P_MIN, TIE_BREAK
+
+    A, B, before, inbin, h = _map_tables(cmap)
+    # u = asinh(f) = sign(f) log(|f| + sqrt(f^2 + 1)) (ONNX Runtime has no float64 Asinh;
+    # the absolute error, about 1e-16, is what the map's linear pieces see)
+    a = g.op("Abs", [scores])
+    v = g.op("Log", [g.op("Add", [a, g.op("Sqrt", [g.op("Add", [g.op("Mul", [a, a]),
+                                                                g.const("one", 1.0)])])])])
+    u = g.op("Where", [g.op("Less", [scores, g.const("zero", 0.0)]), g.op("Neg", [v]), v])
+    # the bin of u (a NaN score looks up bin 0, and its probability is NaN below)
+    u0 = g.op("Where", [g.op("IsNaN", [u]), g.const("zero", 0.0), u])
+    b = g.op("Clip", [g.op("Add", [g.op("Floor", [g.op("Div", [u0, g.const("h", h)])]),
+                                   g.const("half", float(N_BINS // 2))]),
+                      g.const("b_lo", 0.0), g.const("b_hi", float(N_BINS - 1))])
+    b = g.op("Cast", [b], to=TensorProto.INT64)
+    last = g.const("axis_last", [-1], np.int64)
+    own = g.op("Gather", [g.const("inbin", inbin), b], axis=0)            # (..., width)
+    at_or_below = g.op("LessOrEqual", [own, g.op("Unsqueeze", [u0, last])])
+    c = g.op("Add", [g.op("Gather", [g.const("before", before, np.int64), b], axis=0),
+                     g.op("ReduceSum", [g.op("Cast", [at_or_below], to=TensorProto.INT64),
+                                        last], keepdims=0)])
+    m = g.op("Add", [g.op("Gather", [g.const("map_a", A), c], axis=0),
+                     g.op("Mul", [g.op("Gather", [g.const("map_b", B), c], axis=0), u])])
+    tie = g.op("Mul", [g.const("tie", TIE_BREAK),
+                       g.op("Add", [g.const("one", 1.0),
+                                    g.op("Div", [u, g.op("Add", [g.const("one", 1.0),
+                                                                 g.op("Abs", [u])])])])])
+    p = g.op("Add", [g.op("Mul", [g.const("keep", 1.0 - 2.0 * TIE_BREAK), m]), tie])
+    p = g.op("Clip", [p, g.const("p_lo", P_MIN), g.const("p_hi", 1.0 - P_MIN)])
+    # the sign of f decides, as predict: p > 1/2 exactly when f > 0
+    p = g.op("Where", [g.op("Greater", [scores, g.const("zero", 0.0)]),
+                       g.op("Max", [p, g.const("above_half", 0.5 + 1e-12)]),
+                       g.op("Min", [p, g.const("half_p", 0.5)])])
+    if n_learners == 1:
+        col = g.op("Unsqueeze", [p, g.const("axis1", [1], np.int64)])
+        return g.op("Concat", [g.op("Sub", [g.const("one", 1.0), col]), col],
+                    outputs=["probabilities"], axis=1)
+    total = g.op("ReduceSum", [p, g.const("axis1", [1], np.int64)], keepdims=1)
+    return g.op("Div", [p, total], outputs=["probabilities"])
 
 
 def _add_classes(g, classes):

@@ -145,6 +145,23 @@ def _check_equal(est, proto, T):
     for i in np.flatnonzero(tied):
         assert label[i] in set(classes[near[i]].tolist())
     assert np.count_nonzero(tied) <= len(T) // 100       # ties are rare
+    # probabilities: predict_proba's calibration map, within what the scores' error moves
+    # it (its steepest piece, in f) plus rounding; rows sum to 1
+    from fastbudget.onnx import _calibration_map
+    (P,) = _session(proto).run(["probabilities"], {"X": T})
+    cmap = _calibration_map(est, learners)
+    du = np.diff(cmap.knots_u)
+    steep = np.max(np.diff(cmap.knots_p)[du > 0] / du[du > 0], initial=0.0) + 1e-4
+    want = est.predict_proba(T)
+    assert P.dtype == np.float64 and P.shape == want.shape == (len(T), len(classes))
+    assert np.abs(P - want).max() <= 1e-12 + 2 * steep * err, np.abs(P - want).max()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    # the most probable class is the label, where the probabilities can tell the classes
+    # apart: far from the data (RBF scores of 1e-11 and below) every class's probability is
+    # 1/2 to within the map's resolution near f = 0 (1e-12), in predict_proba as here
+    top2 = np.sort(want, axis=1)[:, -2:]
+    clear = ~tied & (top2[:, 1] - top2[:, 0] > 1e-9)
+    np.testing.assert_array_equal(classes[np.argmax(P[clear], axis=1)], label[clear])
     return err
 
 
@@ -164,7 +181,10 @@ def test_scores_and_labels_equal(data, id_, kernel, multi):
     ops = {n.op_type for n in proto.graph.node}
     assert {n.domain for n in proto.graph.node} == {""}
     assert ops <= {"MatMul", "Add", "Sub", "Mul", "Max", "Exp", "Pow", "ReduceSum", "Squeeze",
-                   "Greater", "Cast", "Concat", "ArgMax", "Gather"}
+                   "Greater", "Cast", "Concat", "ArgMax", "Gather",
+                   # the calibration map (probabilities)
+                   "Abs", "Log", "Sqrt", "Less", "Neg", "Where", "IsNaN", "Div", "Floor",
+                   "Clip", "Unsqueeze", "LessOrEqual", "Min"}
     if kernel == "linear":
         assert "Exp" not in ops and "Pow" not in ops      # collapsed to w = sum_i c_i v_i
 
@@ -245,8 +265,12 @@ def test_nan_and_empty_rows_are_not_checked_by_onnxruntime(data):
         assert np.isnan(scores[7]).all()
         ok = np.arange(50) != 7
         assert np.abs(scores[ok] - est.decision_function(bad[ok])).max() <= TOL
+        (P,) = _session(proto).run(["probabilities"], {"X": bad})
+        assert np.isnan(P[7]).all() and np.isfinite(P[ok]).all()
         label, scores = _run(proto, np.zeros((0, D)))
         assert label.shape == (0,) and scores.shape[0] == 0
+        (P,) = _session(proto).run(["probabilities"], {"X": np.zeros((0, D))})
+        assert P.shape == (0, len(est.classes_))
 
 
 def test_onnxruntime_refuses_the_wrong_number_of_features(data):
@@ -329,7 +353,8 @@ def test_cli_export_equals_cli_predict(data, tmp_path, capsys, clip):
     proto = onnx.load(out)
     assert proto.graph == to_onnx(model).graph         # the Python export of the path: the same
     assert "Div" in {n.op_type for n in proto.graph.node}
-    assert ("Clip" in {n.op_type for n in proto.graph.node}) == (clip is not None)
+    clips = [n for n in proto.graph.node if n.op_type == "Clip" and n.input[1].startswith("clip_lo")]
+    assert bool(clips) == (clip is not None)          # the scaler's clip (not the map's)
     label, scores = _run(proto, Traw)
     pred = tmp_path / "pred.txt"
     assert cli_main(["predict", model, str(test), "-o", str(pred), "--quiet"]) == 0
@@ -337,6 +362,13 @@ def test_cli_export_equals_cli_predict(data, tmp_path, capsys, clip):
     assert cli_main(["predict", model, str(test), "-o", str(pred), "--scores", "--quiet"]) == 0
     printed = np.loadtxt(pred)                        # 6 significant digits
     np.testing.assert_allclose(scores, printed, rtol=1e-5, atol=1e-300)
+    # the graph's probabilities are what `fastbudget predict --proba` prints
+    assert cli_main(["predict", model, str(test), "-o", str(pred), "--proba", "--quiet"]) == 0
+    lines = pred.read_text().splitlines()
+    assert lines[0] == "labels ant bee cow"
+    (P,) = _session(proto).run(["probabilities"], {"X": Traw})
+    np.testing.assert_allclose(P, [[float(v) for v in ln.split()[1:]] for ln in lines[1:]],
+                               rtol=1e-5, atol=1e-300)
     # and at full precision against the model on the standardised rows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -39,5 +39,5 @@ def run(opts, args):
            "rows as the model takes them")
     print(f"exported {type(model).__name__} ({model.n_features_in_} features, "
           f"{len(model.classes_)} classes) to {args.output}: input X "
-          f"{'float32' if args.float32 else 'float64'} ({how}); outputs label, scores")
+          f"{'float32' if args.float32 else 'float64'} ({how}); outputs label, scores, probabilities")
     return 0
