@@ -375,6 +375,15 @@ def test_cli_export_equals_cli_predict(data, tmp_path, capsys, clip):
         est = __import__("fastbudget").load(model)
     Z = load_scaler(model).transform(Traw)
     assert np.abs(scores - est.decision_function(Z)).max() <= TOL
+    # --no-probabilities: the same graph without the map
+    out3 = str(tmp_path / "m3.onnx")
+    assert cli_main(["export", model, "-o", out3, "--no-probabilities"]) == 0
+    assert "outputs label, scores\n" in capsys.readouterr().out
+    lean = onnx.load(out3)
+    assert [o.name for o in lean.graph.output] == ["label", "scores"]
+    assert len(lean.graph.node) < len(proto.graph.node)
+    label3, scores3 = _run(lean, Traw)
+    assert label3.tolist() == label.tolist() and np.array_equal(scores3, scores)
     # --no-scaler: the graph takes standardised rows
     out2 = str(tmp_path / "m2.onnx")
     assert cli_main(["export", model, "-o", out2, "--no-scaler"]) == 0

@@ -32,12 +32,14 @@ def run(opts, args):
         note(f"fastbudget: no {os.path.basename(opts.model) + SCALER_SUFFIX} beside the model: "
              "the graph takes the rows as the model does (no standardisation baked in).")
     proto = to_onnx(model, scaler=baked, target_opset=args.opset,
-                    dtype=np.float32 if args.float32 else np.float64)
+                    dtype=np.float32 if args.float32 else np.float64,
+                    probabilities=not args.no_probabilities)
     with atomic_file(args.output, "wb") as f:
         f.write(proto.SerializeToString())
     how = ("raw rows, standardised inside the graph" if baked is not None else
            "rows as the model takes them")
     print(f"exported {type(model).__name__} ({model.n_features_in_} features, "
           f"{len(model.classes_)} classes) to {args.output}: input X "
-          f"{'float32' if args.float32 else 'float64'} ({how}); outputs label, scores, probabilities")
+          f"{'float32' if args.float32 else 'float64'} ({how}); outputs label, scores"
+          f"{'' if args.no_probabilities else ', probabilities'}")
     return 0
