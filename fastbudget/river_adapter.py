@@ -47,6 +47,19 @@ Class weights: a dict ``class_weight`` of the wrapped estimator applies to every
 it). ``class_weight='balanced'`` needs the whole data, so ``learn_one`` refuses it with a
 ``ValueError`` at the first call (before anything is buffered or learned): pass a dict.
 
+Mini-batches: ``learn_many(X, y)``, ``predict_many(X)`` and ``predict_proba_many(X)`` take a
+pandas DataFrame (columns named as the dicts' keys; a column of ``X`` is a feature, a NaN
+cell an absent one, so ``missing_value`` and ``unknown_features`` apply as to a dict) and,
+once the model has started, learn the batch as one ``partial_fit`` chunk and score it in one
+call; before, the rows go through ``learn_one`` / ``predict_one`` one by one. A chunk is
+learned as its rows one at a time would be, up to the rounding of the calibration
+statistics (river's ``check_learn_many_matches_learn_one`` passes): TVM, the perceptrons,
+Forgetron, Pegasos, BSGD, Span and ``IncrementalSVC`` score each row in their loop before
+they learn it; the other learners (StreamSVM, Random, SV-incremental), and any learner with
+``forgetting``, learn a batch row by row (its rows already converted), since their chunk
+would score the calibration under the model at the chunk's start, or cut it for the drift
+detector.
+
 Cost: once the model has started, each ``learn_one`` calls the estimator's own ``learn_one``
 (TVM's skips most of the validation, and the transactional snapshot for an example it only
 counts); a learner without one gets a ``partial_fit`` of one row. Prefer ``partial_fit`` on
@@ -62,13 +75,37 @@ from .base import BudgetClassifier
 try:  # river is optional
     from river import base as _river_base
 
-    _Base = _river_base.Classifier
+    _Base = _river_base.MiniBatchClassifier
     HAVE_RIVER = True
 except ImportError:  # pragma: no cover - depends on the environment
     _Base = object
     HAVE_RIVER = False
 
 __all__ = ["RiverClassifier", "HAVE_RIVER"]
+
+
+def _is_nan(v):
+    try:
+        return v != v
+    except Exception:  # noqa: BLE001 - a value that does not compare is not NaN
+        return False
+
+
+def _hashable(values):
+    try:
+        dict.fromkeys(values)
+        return True
+    except TypeError:
+        return False
+
+
+def _chunk_is_rows(est):
+    """Whether ``partial_fit`` of a chunk learns it as ``learn_one`` of its rows would, the
+    calibration statistics included: every learner scores each row in its loop, before it
+    learns it, and none has a drift detector."""
+    learners = getattr(est, "estimators_", None) or [est]
+    return all(getattr(e, "_calibration_per_row", False)
+               and getattr(e, "forgetting", None) is None for e in learners)
 
 
 def _unfitted_copy(est):
@@ -201,19 +238,10 @@ class RiverClassifier(_Base):
                     except TypeError:
                         pass
             index = {k: i for i, k in enumerate(features)}
-        if self.unknown_features not in ("raise", "ignore"):
-            raise ValueError(f"unknown_features must be 'raise' or 'ignore'; got "
-                             f"{self.unknown_features!r}.")
+        self._check_unknown_option()
         unknown = [] if self.unknown_features == "ignore" else [k for k in x if k not in index]
         if unknown:
-            origin = ("the wrapped model's feature_names_in_"
-                      if getattr(self.estimator, "feature_names_in_", None) is not None
-                      else "the first example")
-            raise ValueError(
-                f"x has feature(s) {unknown[:5]!r} that the model does not know; its features "
-                f"are fixed to {features[:10]!r} (by {origin}). Pass "
-                "unknown_features='ignore' to drop such features."
-            )
+            raise self._unknown(unknown, features)
         v = np.empty(len(features))
         for k, i in index.items():
             if k in x:
@@ -234,6 +262,21 @@ class RiverClassifier(_Base):
         self._features, self._index = features, index
         return v
 
+    def _check_unknown_option(self):
+        if self.unknown_features not in ("raise", "ignore"):
+            raise ValueError(f"unknown_features must be 'raise' or 'ignore'; got "
+                             f"{self.unknown_features!r}.")
+
+    def _unknown(self, unknown, features):
+        """The ``ValueError`` for features the model does not know."""
+        origin = ("the wrapped model's feature_names_in_"
+                  if getattr(self.estimator, "feature_names_in_", None) is not None
+                  else "the first example")
+        return ValueError(
+            f"x has feature(s) {unknown[:5]!r} that the model does not know; its features "
+            f"are fixed to {features[:10]!r} (by {origin}). Pass "
+            "unknown_features='ignore' to drop such features.")
+
     def learn_one(self, x, y):
         """Learn from one example (dict ``x``, label ``y``). Returns None, as river does.
 
@@ -250,16 +293,7 @@ class RiverClassifier(_Base):
         v = self._vector(x)
         est = self.estimator
         if est.__sklearn_is_fitted__():
-            # (a binary learner's learn_one skips partial_fit's general validation)
-            one = getattr(est, "learn_one", None)
-            try:
-                if one is not None:
-                    one(v, y)
-                else:
-                    est.partial_fit(v[None, :], [y])
-            except ValueError:
-                self._check_known_label(y)
-                raise
+            self._learn_row(v, y)
             return
         self._check_can_start()
         if self.classes is not None:
@@ -280,6 +314,20 @@ class RiverClassifier(_Base):
             self._buffer_y.pop()
             raise
         self._buffer_X, self._buffer_y = [], []
+
+    def _learn_row(self, v, y):
+        """Learn the row ``v`` of a started model (a binary learner's ``learn_one`` skips
+        ``partial_fit``'s general validation)."""
+        est = self.estimator
+        one = getattr(est, "learn_one", None)
+        try:
+            if one is not None:
+                one(v, y)
+            else:
+                est.partial_fit(v[None, :], [y])
+        except ValueError:
+            self._check_known_label(y)
+            raise
 
     def _check_can_start(self):
         """Raise ``ValueError`` for settings that cannot start a model (before buffering)."""
@@ -373,6 +421,102 @@ class RiverClassifier(_Base):
         p = est.predict_proba(v[None, :])[0]
         return {(c.item() if isinstance(c, np.generic) else c): float(q)
                 for c, q in zip(est.classes_, p)}
+
+    # ------------------------------------------------------------------ mini-batches
+    def _rows(self, X):
+        """The row dicts of DataFrame ``X`` (NaN cells left out), for the paths that go one
+        example at a time."""
+        cols = list(X.columns)
+        out = []
+        for r in X.itertuples(index=False, name=None):
+            out.append({c: v for c, v in zip(cols, r) if not _is_nan(v)})
+        return out
+
+    def _matrix(self, X):
+        """The model's rows for DataFrame ``X``, as :meth:`_vector` builds each row's dict (a
+        NaN cell is an absent feature)."""
+        if not hasattr(X, "columns"):
+            raise ValueError(f"X must be a pandas DataFrame; got {type(X).__name__}.")
+        if self._features is None:
+            if len(X) == 0:
+                raise ValueError("X has no rows.")
+            self._vector(self._rows(X.iloc[:1])[0])     # fixes the columns, as learn_one
+        features, index = self._features, self._index
+        self._check_unknown_option()
+        unknown = [c for c in X.columns if c not in index]
+        if unknown and self.unknown_features == "raise":
+            raise self._unknown(unknown, features)
+        M = np.full((len(X), len(features)), np.nan)
+        for c in X.columns:
+            if c in index:
+                try:
+                    M[:, index[c]] = np.asarray(X[c], dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError(f"feature {c!r} has non-numeric values.") from None
+        absent = np.isnan(M)
+        if absent.any():
+            if self.missing_value is None:
+                k = features[int(np.argmax(absent.any(axis=0)))]
+                raise ValueError(f"X lacks feature {k!r} (a column, or NaN cells); pass every "
+                                 "feature or set missing_value (e.g. 0.0).")
+            M[absent] = float(self.missing_value)
+        if not np.isfinite(M).all():
+            bad = features[int(np.argmax(~np.isfinite(M).all(axis=0)))]
+            raise ValueError(f"feature {bad!r} is infinite; impute it before learn_many.")
+        return M
+
+    def learn_many(self, X, y):
+        """Learn a mini-batch: DataFrame ``X``, Series (or sequence) ``y`` of its labels.
+        Returns None. Before the model starts the rows go through :meth:`learn_one`; once it
+        has, the rest is one ``partial_fit`` chunk (the model unchanged if it fails)."""
+        ys = list(y)
+        if len(ys) != len(X):
+            raise ValueError(f"X has {len(X)} rows but y has {len(ys)} labels.")
+        i = 0
+        if not self.estimator.__sklearn_is_fitted__():
+            rows = self._rows(X)
+            while i < len(ys) and not self.estimator.__sklearn_is_fitted__():
+                self.learn_one(rows[i], ys[i])
+                i += 1
+        if i == len(ys):
+            return
+        M = self._matrix(X.iloc[i:])
+        est = self.estimator
+        if not _chunk_is_rows(est):
+            # the learner scores a chunk for its calibration under the model at the chunk's
+            # start (or its drift detector cuts chunks into pieces): row by row, as learn_one
+            for v, t in zip(M, ys[i:]):
+                self._learn_row(v, t)
+            return
+        try:
+            est.partial_fit(M, ys[i:])
+        except ValueError:
+            for t in dict.fromkeys(ys[i:]) if _hashable(ys[i:]) else ys[i:]:
+                self._check_known_label(t)
+            raise
+
+    def predict_many(self, X):
+        """Predicted labels of a mini-batch, a pandas Series indexed as ``X``."""
+        import pandas as pd
+
+        if not self.estimator.__sklearn_is_fitted__():
+            return pd.Series([self.predict_one(x) for x in self._rows(X)], index=X.index,
+                             dtype=object)
+        labels = self.estimator.predict(self._matrix(X)) if len(X) else []
+        return pd.Series(_plain(list(labels)), index=X.index, dtype=object)
+
+    def predict_proba_many(self, X):
+        """Class probabilities of a mini-batch, a pandas DataFrame indexed as ``X``, one
+        column per class (as :meth:`predict_proba_one` gives them)."""
+        import pandas as pd
+
+        est = self.estimator
+        if not est.__sklearn_is_fitted__():
+            return pd.DataFrame([self.predict_proba_one(x) for x in self._rows(X)],
+                                index=X.index).fillna(0.0)
+        classes = _plain(est.classes_.tolist())
+        P = est.predict_proba(self._matrix(X)) if len(X) else np.zeros((0, len(classes)))
+        return pd.DataFrame(P, index=X.index, columns=classes)
 
     def decision_one(self, x):
         """Decision value(s) of one example (float, or dict label -> value for multi-class)."""

@@ -461,3 +461,80 @@ def test_unknown_features_can_be_ignored():
     assert_same_state(model_state(ad.estimator), model_state(ref))
     with pytest.raises(ValueError, match="unknown_features must be"):
         RiverClassifier(DummyBudgetPerceptron(), unknown_features="drop").learn_one({"a": 1.0}, 1)
+
+
+# ------------------------------------------------------------------ mini-batches
+@pytest.mark.parametrize("id_,factory", ESTIMATORS, ids=IDS)
+def test_learn_many_is_learn_one_row_by_row(id_, factory):
+    """``learn_many`` over uneven batches (columns in another order each time, a NaN cell
+    filled by ``missing_value``, the warm-up of ``gamma='scale'`` ending inside a batch)
+    learns the model ``learn_one`` learns over the same rows; ``predict_many`` and
+    ``predict_proba_many`` are ``predict_one`` and ``predict_proba_one`` per row, indexed as
+    the batch, before the model starts and after."""
+    pd = pytest.importorskip("pandas")
+    est = factory()
+    X, y = stream(5, n=90, n_classes=2 if is_binary(est) else 3)
+    X[40, 1] = 0.0                                   # the value missing_value stands for
+    classes = np.unique(y)
+    one = RiverClassifier(factory(), classes=classes, warm_up=15, missing_value=0.0)
+    many = RiverClassifier(factory(), classes=classes, warm_up=15, missing_value=0.0)
+    rows = _dicts(X)
+    for x, t in zip(rows, y):
+        one.learn_one(x, t)
+    frame = pd.DataFrame(rows, index=np.arange(100, 190))
+    frame.iloc[40, 1] = np.nan                       # an absent feature
+    for k, (lo, hi) in enumerate([(0, 7), (7, 8), (8, 33), (33, 90)]):
+        part = frame.iloc[lo:hi]
+        part = part[list(part.columns)[::-1]] if k % 2 else part
+        many.learn_many(part, pd.Series(y[lo:hi]))
+        if k == 0 and est._gamma_from_data():        # still warming up: per-row answers
+            assert not many.estimator.__sklearn_is_fitted__()
+            assert many.predict_many(part).tolist() == [many.predict_one(x) for x in rows[:7]]
+    _same_model(many.estimator, one.estimator)
+    got = many.predict_many(frame)
+    assert list(got.index) == list(frame.index)
+    assert got.tolist() == [one.predict_one(x) for x in rows]
+    P = many.predict_proba_many(frame)
+    assert list(P.columns) == classes.tolist() and list(P.index) == list(frame.index)
+    for i, x in enumerate(rows):
+        want = one.predict_proba_one(x)
+        assert P.iloc[i].to_dict() == pytest.approx(want, abs=1e-12)
+
+
+def _same_model(a, b):
+    """The same state, bit for bit but the calibration statistics, which a chunk sums in
+    another order than its rows one at a time (1e-12)."""
+    sa, sb = model_state(a), model_state(b)
+    stats = [k for k in sa if "calibration" in k]
+    for k in stats:
+        np.testing.assert_allclose(sa.pop(k), sb.pop(k), rtol=1e-12, atol=1e-12)
+    assert_same_state(sa, sb)
+
+
+def test_learn_many_refuses_bad_batches_and_keeps_the_model():
+    pd = pytest.importorskip("pandas")
+    X, y = stream(6, n=60)
+    ad = RiverClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5))
+    frame = pd.DataFrame(_dicts(X))
+    ad.learn_many(frame.iloc[:30], pd.Series(y[:30]))
+    before = model_state(ad.estimator)
+    bad = frame.iloc[30:].copy()
+    bad["new"] = 1.0
+    with pytest.raises(ValueError, match="does not know"):
+        ad.learn_many(bad, pd.Series(y[30:]))
+    bad = frame.iloc[30:].copy()
+    bad.iloc[3, 0] = np.nan
+    with pytest.raises(ValueError, match="lacks feature 'f0'.*missing_value"):
+        ad.learn_many(bad, pd.Series(y[30:]))
+    with pytest.raises(ValueError, match="label 7 is not one of the model's classes"):
+        ad.learn_many(frame.iloc[30:], pd.Series(np.where(y[30:] == 1, 7, 0)))
+    with pytest.raises(ValueError, match="30 rows but y has 29"):
+        ad.learn_many(frame.iloc[30:], pd.Series(y[31:]))
+    assert_same_state(model_state(ad.estimator), before)
+    ad.unknown_features = "ignore"
+    extra = frame.iloc[30:].assign(new=1.0)
+    ad.learn_many(extra, pd.Series(y[30:]))
+    ref = RiverClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5))
+    for x, t in zip(_dicts(X), y):
+        ref.learn_one(x, t)
+    _same_model(ad.estimator, ref.estimator)
