@@ -484,7 +484,14 @@ class RiverClassifier(_Base):
         est = self.estimator
         if not _chunk_is_rows(est):
             # the learner scores a chunk for its calibration under the model at the chunk's
-            # start (or its drift detector cuts chunks into pieces): row by row, as learn_one
+            # start (or its drift detector cuts chunks into pieces): row by row, as learn_one,
+            # its labels checked first so that a bad one leaves the model as it was
+            known = est.classes_.tolist()
+            for t in ys[i:]:
+                if not any(bool(t == c) for c in known):
+                    self._check_known_label(t)
+                    raise ValueError(f"label {_plain([t])[0]!r} is not one of the model's "
+                                     f"classes {known!r}.")
             for v, t in zip(M, ys[i:]):
                 self._learn_row(v, t)
             return

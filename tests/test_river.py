@@ -511,10 +511,18 @@ def _same_model(a, b):
     assert_same_state(sa, sb)
 
 
-def test_learn_many_refuses_bad_batches_and_keeps_the_model():
+@pytest.mark.parametrize("learner", ["perceptron", "random"])     # a chunk, row by row
+def test_learn_many_refuses_bad_batches_and_keeps_the_model(learner):
+    from fastbudget import RandomBudgetClassifier
+
     pd = pytest.importorskip("pandas")
     X, y = stream(6, n=60)
-    ad = RiverClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5))
+
+    def make():
+        return (PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5) if learner ==
+                "perceptron" else RandomBudgetClassifier(budget=20, gamma=0.5, random_state=0))
+
+    ad = RiverClassifier(make())
     frame = pd.DataFrame(_dicts(X))
     ad.learn_many(frame.iloc[:30], pd.Series(y[:30]))
     before = model_state(ad.estimator)
@@ -534,7 +542,7 @@ def test_learn_many_refuses_bad_batches_and_keeps_the_model():
     ad.unknown_features = "ignore"
     extra = frame.iloc[30:].assign(new=1.0)
     ad.learn_many(extra, pd.Series(y[30:]))
-    ref = RiverClassifier(PerceptronClassifier(budget=20, kernel="rbf", gamma=0.5))
+    ref = RiverClassifier(make())
     for x, t in zip(_dicts(X), y):
         ref.learn_one(x, t)
     _same_model(ad.estimator, ref.estimator)
