@@ -91,14 +91,6 @@ def _is_nan(v):
         return False
 
 
-def _hashable(values):
-    try:
-        dict.fromkeys(values)
-        return True
-    except TypeError:
-        return False
-
-
 def _chunk_is_rows(est):
     """Whether ``partial_fit`` of a chunk learns it as ``learn_one`` of its rows would, the
     calibration statistics included: every learner scores each row in its loop, before it
@@ -498,7 +490,7 @@ class RiverClassifier(_Base):
         try:
             est.partial_fit(M, ys[i:])
         except ValueError:
-            for t in dict.fromkeys(ys[i:]) if _hashable(ys[i:]) else ys[i:]:
+            for t in ys[i:]:               # (a label the model cannot add: say what to do)
                 self._check_known_label(t)
             raise
 
