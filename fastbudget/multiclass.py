@@ -214,8 +214,11 @@ class OneVsRestClassifier(BudgetClassifier):
         learners' online statistics (``fastbudget.calibration.pooled_map``); the K
         probabilities of a row are divided by their sum. One strictly increasing map for
         every column keeps ``predict_proba(X).argmax(1)`` equal to ``predict(X)`` (a map
-        per learner would not: the learners' maps cross). With two classes, the single
-        learner's probabilities.
+        per learner would not: the learners' maps cross) wherever the probabilities can
+        tell the classes apart: a row far from the data, whose decision values all lie
+        within about 1e-11 of 0, gets 1/2 for every class up to the map's resolution there
+        (1e-12), and its argmax may then be another class than ``predict``'s. With two
+        classes, the single learner's probabilities.
 
         Raises
         ------
