@@ -42,7 +42,8 @@ from .kernels import adiabatic as ad
 from .kernels import merge as kmerge
 from .kernels import tvm as ktvm
 
-__all__ = ["fit", "fit_files", "predict", "predict_files", "decision_function", "simulate",
+__all__ = ["fit", "fit_files", "predict", "predict_proba", "predict_files", "decision_function",
+           "simulate",
            "merge_twins", "pair_twins", "local_cluster", "QUIET_MONITORS"]
 
 _EXTRA_MSG = ("fastbudget.distributed needs dask and distributed: pip install "
@@ -200,6 +201,12 @@ def _map_model(estimator, X, what, client):
     ref = client.scatter(model, broadcast=True, hash=False) if client is not None else model
     if hasattr(X, "map_partitions") and hasattr(X, "npartitions"):   # dask DataFrame
         import pandas as pd
+        if what == "proba":
+            cols = [c.item() if isinstance(c, np.generic) else c for c in estimator.classes_]
+            meta = pd.DataFrame(np.zeros((0, len(cols))), columns=cols)
+            return X.map_partitions(
+                lambda part, m: pd.DataFrame(_score_block(part, m, what), index=part.index,
+                                             columns=cols), ref, meta=meta)
         dtype = np.float64 if what == "decision" else np.asarray(estimator.classes_).dtype
         meta = pd.Series(np.zeros(0, dtype=dtype))
         return X.map_partitions(lambda part, m: pd.Series(_score_block(part, m, what),
@@ -212,9 +219,9 @@ def _map_model(estimator, X, what, client):
         raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
     if len(X.chunks[1]) != 1:
         X = X.rechunk({1: -1})
-    dtype = np.float64 if what == "decision" else np.asarray(estimator.classes_).dtype
+    dtype = np.float64 if what in ("decision", "proba") else np.asarray(estimator.classes_).dtype
     k = len(estimator.classes_)
-    if what == "decision" and k > 2:          # one-vs-rest: one column per class
+    if what == "proba" or (what == "decision" and k > 2):     # a column per class
         return X.map_blocks(_score_block, ref, what, chunks=(X.chunks[0], (k,)),
                             dtype=dtype, meta=np.zeros((0, 0), dtype=dtype))
     return X.map_blocks(_score_block, ref, what, drop_axis=1, dtype=dtype,
@@ -233,6 +240,15 @@ def predict(estimator, X, *, client=None):
     a lazy dask array (a Series for a DataFrame) of labels. The model travels to each
     worker once."""
     return _map_model(estimator, X, "predict", client)
+
+
+def predict_proba(estimator, X, *, client=None):
+    """``estimator.predict_proba`` over a dask array or DataFrame, block by block on the
+    cluster: a lazy dask array of shape (n_samples, n_classes), columns in the order of
+    ``classes_`` (a DataFrame with the classes as columns for a DataFrame). The workers fit
+    the model's calibration map with NumPy (``fastbudget.serving.Predictor.predict_proba``,
+    within 1e-12 of the estimator's)."""
+    return _map_model(estimator, X, "proba", client)
 
 
 # --------------------------------------------------------------------------- TVM shards

@@ -15,8 +15,8 @@ import pytest
 from distributed import Client, LocalCluster
 from sklearn.svm import SVC
 
-from fastbudget import (BSGDClassifier, ModelFormatError, TVMClassifier, distributed as fd,
-                        load)
+from fastbudget import (BSGDClassifier, ModelFormatError, OneVsRestClassifier, TVMClassifier,
+                        distributed as fd, load)
 from fastbudget.calibration import CalibrationMap
 from fastbudget.datasets import make_checkerboard
 
@@ -409,6 +409,18 @@ def test_predict_blocks_on_the_cluster(client, data):
     ddf = dd.from_pandas(pd.DataFrame(Xt), npartitions=4)
     got2 = fd.predict(est2, ddf, client=client).compute()
     np.testing.assert_array_equal(got2.to_numpy(), est2.predict(Xt))
+    # probabilities: the workers fit the calibration map with NumPy
+    P = fd.predict_proba(est, Xd, client=client)
+    assert P.shape == (len(Xt), 2) and P.chunks[1] == (2,)
+    np.testing.assert_allclose(P.compute(), est.predict_proba(Xt), rtol=0, atol=1e-12)
+    P2 = fd.predict_proba(est2, ddf, client=client).compute()
+    assert list(P2.columns) == ["neg", "pos"] and P2.index.equals(ddf.index.compute())
+    np.testing.assert_allclose(P2.to_numpy(), est2.predict_proba(Xt), rtol=0, atol=1e-12)
+    # one-vs-rest over three classes
+    y3 = np.digitize(X[:6000, 0], [-0.5, 0.5])
+    est3 = OneVsRestClassifier(TVMClassifier(budget=20, gamma=GAMMA)).fit(X[:6000], y3)
+    np.testing.assert_allclose(fd.predict_proba(est3, Xd, client=client).compute(),
+                               est3.predict_proba(Xt), rtol=0, atol=1e-12)
 
 
 def test_the_model_travels_to_each_worker_once(client, data):
