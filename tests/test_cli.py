@@ -65,10 +65,13 @@ def test_predict_and_evaluate_agree_with_the_model(data):
     _, out, _ = run("predict", d / "m.npz", d / "test.svm", "--chunk-size", 300)
     got = np.array([float(v) for v in out.split()])
     np.testing.assert_array_equal(got, want)
-    _, out, _ = run("evaluate", d / "m.npz", d / "test.svm", "--json")
+    _, out, _ = run("evaluate", d / "m.npz", d / "test.svm", "--json", "--chunk-size", 300)
     res = json.loads(out)
     assert res["n"] == 800
     assert res["accuracy"] == pytest.approx(np.mean(want == yt), abs=1e-12)
+    from sklearn.metrics import log_loss
+    assert res["log_loss"] == pytest.approx(log_loss(yt, model.predict_proba(Zt),
+                                                     labels=model.classes_), rel=1e-9)
     assert np.trace(res["confusion"]) == round(res["accuracy"] * 800)
     _, out, _ = run("predict", d / "m.npz", d / "test.svm", "--scores")
     np.testing.assert_allclose([float(v) for v in out.split()], model.decision_function(Zt),
