@@ -407,14 +407,16 @@ def _probabilities(g, scores, cmap, n_learners):
     from .calibration import N_BINS, P_MIN, TIE_BREAK
 
     A, B, before, inbin, h = _map_tables(cmap)
+    zero, one = g.const("zero", 0.0), g.const("one", 1.0)
+    axis1 = g.const("axis1", [1], np.int64)
     # u = asinh(f) = sign(f) log(|f| + sqrt(f^2 + 1)) (ONNX Runtime has no float64 Asinh;
     # the absolute error, about 1e-16, is what the map's linear pieces see)
     a = g.op("Abs", [scores])
     v = g.op("Log", [g.op("Add", [a, g.op("Sqrt", [g.op("Add", [g.op("Mul", [a, a]),
-                                                                g.const("one", 1.0)])])])])
-    u = g.op("Where", [g.op("Less", [scores, g.const("zero", 0.0)]), g.op("Neg", [v]), v])
+                                                                one])])])])
+    u = g.op("Where", [g.op("Less", [scores, zero]), g.op("Neg", [v]), v])
     # the bin of u (a NaN score looks up bin 0, and its probability is NaN below)
-    u0 = g.op("Where", [g.op("IsNaN", [u]), g.const("zero", 0.0), u])
+    u0 = g.op("Where", [g.op("IsNaN", [u]), zero, u])
     b = g.op("Clip", [g.op("Add", [g.op("Floor", [g.op("Div", [u0, g.const("h", h)])]),
                                    g.const("half", float(N_BINS // 2))]),
                       g.const("b_lo", 0.0), g.const("b_hi", float(N_BINS - 1))])
@@ -428,20 +430,20 @@ def _probabilities(g, scores, cmap, n_learners):
     m = g.op("Add", [g.op("Gather", [g.const("map_a", A), c], axis=0),
                      g.op("Mul", [g.op("Gather", [g.const("map_b", B), c], axis=0), u])])
     tie = g.op("Mul", [g.const("tie", TIE_BREAK),
-                       g.op("Add", [g.const("one", 1.0),
-                                    g.op("Div", [u, g.op("Add", [g.const("one", 1.0),
+                       g.op("Add", [one,
+                                    g.op("Div", [u, g.op("Add", [one,
                                                                  g.op("Abs", [u])])])])])
     p = g.op("Add", [g.op("Mul", [g.const("keep", 1.0 - 2.0 * TIE_BREAK), m]), tie])
     p = g.op("Clip", [p, g.const("p_lo", P_MIN), g.const("p_hi", 1.0 - P_MIN)])
     # the sign of f decides, as predict: p > 1/2 exactly when f > 0
-    p = g.op("Where", [g.op("Greater", [scores, g.const("zero", 0.0)]),
+    p = g.op("Where", [g.op("Greater", [scores, zero]),
                        g.op("Max", [p, g.const("above_half", 0.5 + 1e-12)]),
                        g.op("Min", [p, g.const("half_p", 0.5)])])
     if n_learners == 1:
-        col = g.op("Unsqueeze", [p, g.const("axis1", [1], np.int64)])
-        return g.op("Concat", [g.op("Sub", [g.const("one", 1.0), col]), col],
+        col = g.op("Unsqueeze", [p, axis1])
+        return g.op("Concat", [g.op("Sub", [one, col]), col],
                     outputs=["probabilities"], axis=1)
-    total = g.op("ReduceSum", [p, g.const("axis1", [1], np.int64)], keepdims=1)
+    total = g.op("ReduceSum", [p, axis1], keepdims=1)
     return g.op("Div", [p, total], outputs=["probabilities"])
 
 

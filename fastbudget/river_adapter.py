@@ -416,13 +416,12 @@ class RiverClassifier(_Base):
 
     # ------------------------------------------------------------------ mini-batches
     def _rows(self, X):
-        """The row dicts of DataFrame ``X`` (NaN cells left out), for the paths that go one
-        example at a time."""
+        """The row dicts of DataFrame ``X`` (NaN cells left out), one at a time, for the
+        paths that go one example at a time (lazily: ``learn_many`` stops taking them once
+        the model has started)."""
         cols = list(X.columns)
-        out = []
         for r in X.itertuples(index=False, name=None):
-            out.append({c: v for c, v in zip(cols, r) if not _is_nan(v)})
-        return out
+            yield {c: v for c, v in zip(cols, r) if not _is_nan(v)}
 
     def _matrix(self, X):
         """The model's rows for DataFrame ``X``, as :meth:`_vector` builds each row's dict (a
@@ -432,7 +431,7 @@ class RiverClassifier(_Base):
         if self._features is None:
             if len(X) == 0:
                 raise ValueError("X has no rows.")
-            self._vector(self._rows(X.iloc[:1])[0])     # fixes the columns, as learn_one
+            self._vector(next(self._rows(X.iloc[:1])))  # fixes the columns, as learn_one
         features, index = self._features, self._index
         self._check_unknown_option()
         unknown = [c for c in X.columns if c not in index]
@@ -468,7 +467,7 @@ class RiverClassifier(_Base):
         if not self.estimator.__sklearn_is_fitted__():
             rows = self._rows(X)
             while i < len(ys) and not self.estimator.__sklearn_is_fitted__():
-                self.learn_one(rows[i], ys[i])
+                self.learn_one(next(rows), ys[i])
                 i += 1
         if i == len(ys):
             return

@@ -120,8 +120,10 @@ def proba_header(classes):
 
 def proba_text(P, classes):
     """The lines ``fastbudget predict --proba`` prints for a block of probabilities ``P``
-    (rows x classes): the most probable class (``predict``'s label: the calibration map
-    ranks as the decision values do) and each class's probability as ``%.6g``."""
+    (rows x classes): the most probable class and each class's probability as ``%.6g``.
+    The most probable class is ``predict``'s label (the calibration map ranks as the
+    decision values do) except where a one-vs-rest row's probabilities tie to within the
+    map's resolution near f = 0, 1e-12 (``OneVsRestClassifier.predict_proba``)."""
     P = np.asarray(P)
     if P.shape[0] == 0:
         return ""
