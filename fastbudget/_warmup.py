@@ -123,11 +123,19 @@ def _warm_io():
     """The LIBSVM and CSV readers (``kernels.readers``; numbers the fast parser hands to the
     exact one included) and the calibration map's recency factors and chunk sums, its fit
     and its evaluation (``kernels.calibration``, which a learner's map calls on every chunk
-    it scores and every ``predict_proba``)."""
+    it scores and every ``predict_proba``), and the drift detector of ``forgetting='auto'``
+    with its test of a younger model (``kernels.drift``)."""
     import tempfile
 
     from .calibration import CalibrationMap, update_stats
     from .datasets import collect, read_csv, read_libsvm
+    from .kernels import drift as kd
+
+    det = kd.alloc_drift(8)
+    kd.drift_update(det.err, det.ist, det.fs, det.par, np.zeros(3, dtype=np.uint8))
+    kd.challenge_due(det.err, det.ist, det.fs, 0)
+    kd.challenge(det.err, det.ist, det.par, np.zeros(2, dtype=np.uint8))
+    kd.restart(det.err, det.ist, det.fs)
 
     stats = update_stats(None, np.array([0.5, -1.0, 0.0]), np.array([1.0, -1.0, 1.0]),
                          np.array([1.0, 0.0, 2.0]))

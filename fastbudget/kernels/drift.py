@@ -29,6 +29,21 @@ new model learned both concepts, and a budget learner that defends what it learn
 not recover), and the check flags a drift again: one more restart, on those ``W / 2``
 examples. It is done once per drift, so a new concept that is harder than the old one
 costs at most one more restart.
+
+**A younger model** (``challenge_due``, ``challenge``): neither test sees every incremental
+drift. When the concept moves slowly, the error of an old model creeps up over thousands
+of examples: too little on any window for ADWIN's bound, and DDM compares the rate since
+the model started, which a long good past keeps low. So every ``W / 4`` errors of a model
+that has made at least ``W`` (whose last ``W`` examples are in the caller's buffer), the
+caller trains a new model of the same learner on the older half of the buffer and scores
+the newer half with it. Of the newer half's examples, let ``b`` be those the current
+model got wrong (prequentially) and the younger one right, and ``a`` the reverse; a drift
+is flagged, and the model restarted on the whole buffer, when ``b - a > 3 sqrt(a + b)`` (a
+paired sign test at DDM's drift level of 3 sd). On a stationary stream the younger model
+has learned from fewer examples and is the worse one, so the test does not fire; and the
+younger model is trained only when the current one's error over the newer half is above
+its rate since it started by more than 1 sd, which a model that still improves seldom
+shows.
 """
 from collections import namedtuple
 
@@ -45,7 +60,8 @@ D_START = 5    # D_N when the current model started
 D_DRIFTS = 6   # drifts flagged
 D_LAST = 7     # D_N at the last drift (-1: none)
 D_PROBE = 8    # D_N at which the restarted model is checked (-1: no check pending)
-D_KIND = 9     # what flagged the last drift: 1 the tests, 2 the check of a restarted model
+D_KIND = 9     # what flagged the last drift: 1 the tests, 2 the check of a restarted model,
+               # 3 a younger model that beat the current one (``challenge``)
 N_DIST = 10
 
 # ``fs``
@@ -90,8 +106,9 @@ def alloc_drift(window, delta=0.002, every=32, min_side=64, warn=2.0, drift=3.0,
 def restart(err, ist, fs):
     """A new model starts now: forget the statistics of the old one (in place), and
     schedule its check unless the check itself flagged this drift."""
-    if ist[D_KIND] == 2 or ist[D_DN] < err.shape[0] // 2:
-        # (a model replaced young gives no level to check its successor against)
+    if ist[D_KIND] >= 2 or ist[D_DN] < err.shape[0] // 2:
+        # (a model replaced young gives no level to check its successor against; one that
+        # lost to a younger model was checked by that comparison)
         ist[D_PROBE] = -1
     else:
         fs[D_PREV] = fs[D_PMIN]
@@ -196,3 +213,56 @@ def drift_update(err, ist, fs, par, e):
         ist[D_DRIFTS] += 1
         ist[D_LAST] = n
     return cut
+
+
+@njit(cache=True)
+def challenge_due(err, ist, fs, n_before):
+    """Whether a younger model is to be tried (module notes) after the errors fed since
+    the count was ``n_before``: the current model has made at least ``W`` errors, the
+    count of them passed a multiple of ``W // 4``, and its error rate over the last
+    ``W // 2`` is above its rate since it started by more than 1 sd of a rate over
+    ``W // 2``: a model that is still improving, as on a stationary stream, seldom meets
+    a rival. (DDM's ``p_min`` as the reference instead fired at nearly every look after a
+    restart, where it is the minimum of a young model's noisy rate.)"""
+    W = err.shape[0]
+    q = W // 4
+    a0 = n_before - ist[D_START]
+    a1 = ist[D_N] - ist[D_START]
+    if not (q > 0 and a1 >= W and a0 >= 0 and a1 // q > a0 // q):
+        return False
+    # the rate since the model started
+    p = ist[D_DK] / ist[D_DN]
+    n = ist[D_N]
+    h = W // 2
+    k = 0
+    for i in range(n - h, n):
+        k += err[i % W]
+    return k / h > p + 1.0 * np.sqrt(max(p * (1.0 - p), 0.25 / h) / h)
+
+
+@njit(cache=True)
+def challenge(err, ist, par, ech):
+    """The paired test of a younger model (module notes): ``ech`` (uint8 0/1) are its
+    errors on the last ``len(ech)`` examples fed, scored by a model that learned the
+    examples before them. Returns ``W`` (restart on the whole buffer), recording the drift
+    in ``ist``, when the younger model wins by more than ``par[DP_DRIFT]`` sd, else 0 (the
+    state unchanged)."""
+    W = err.shape[0]
+    n = ist[D_N]
+    m = ech.shape[0]
+    if m > n - ist[D_START] or m > W:
+        return 0
+    b = 0
+    a = 0
+    for i in range(m):
+        e = err[(n - m + i) % W]
+        if e != 0 and ech[i] == 0:
+            b += 1
+        elif e == 0 and ech[i] != 0:
+            a += 1
+    if b - a > par[DP_DRIFT] * np.sqrt(max(a + b, 1)):
+        ist[D_DRIFTS] += 1
+        ist[D_LAST] = n
+        ist[D_KIND] = 3
+        return W
+    return 0
