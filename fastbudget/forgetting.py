@@ -205,7 +205,7 @@ def _due_after_one(fg):
     """Whether feeding one more error may make the younger rival due (the count passes
     a multiple of ``W // 4``; ``kernels.drift.challenge_due`` then decides)."""
     W = fg.y.shape[0]
-    q = W // 4
+    q = W // kd.LOOKS
     age = int(fg.ist[kd.D_N]) + 1 - int(fg.ist[kd.D_START])
     return q > 0 and age >= W and age % q == 0
 

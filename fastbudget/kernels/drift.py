@@ -81,6 +81,9 @@ DP_DRIFT = 4      # DDM drift level (in s_min)
 DP_DDM_MIN = 5    # DDM: errors of the current model before its test starts
 N_DPAR = 6
 
+#: the younger rival is looked at this many times per window of W errors
+LOOKS = 4
+
 DriftState = namedtuple("DriftState", ["err", "ist", "fs", "par"])
 
 
@@ -225,7 +228,7 @@ def challenge_due(err, ist, fs, n_before):
     a rival. (DDM's ``p_min`` as the reference instead fired at nearly every look after a
     restart, where it is the minimum of a young model's noisy rate.)"""
     W = err.shape[0]
-    q = W // 4
+    q = W // LOOKS
     a0 = n_before - ist[D_START]
     a1 = ist[D_N] - ist[D_START]
     if not (q > 0 and a1 >= W and a0 >= 0 and a1 // q > a0 // q):
