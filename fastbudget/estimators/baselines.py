@@ -279,7 +279,12 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
         flags a drift, the model restarts and first learns the buffered examples of the
         new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
-        in ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+        in ``memory_bytes()``). A model left behind by a slow (incremental)
+        drift, which the detector sees late, is replaced too: every quarter of the buffer,
+        when its recent error has risen, a new model trained on the older half of the
+        buffer is scored on the newer half, and a clear win (3 sd of a paired sign test)
+        restarts the model on the whole buffer. ``n_drifts_``
+        counts the restarts.
 
     Attributes
     ----------
@@ -752,7 +757,12 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
         flags a drift, the model restarts and first learns the buffered examples of the
         new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
-        in ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+        in ``memory_bytes()``). A model left behind by a slow (incremental)
+        drift, which the detector sees late, is replaced too: every quarter of the buffer,
+        when its recent error has risen, a new model trained on the older half of the
+        buffer is scored on the newer half, and a clear win (3 sd of a paired sign test)
+        restarts the model on the whole buffer. ``n_drifts_``
+        counts the restarts.
 
     Attributes
     ----------
@@ -929,7 +939,12 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
         drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
         flags a drift, the model restarts and first learns the buffered examples of the
         new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
-        in ``memory_bytes()``). ``n_drifts_`` counts the restarts.
+        in ``memory_bytes()``). A model left behind by a slow (incremental)
+        drift, which the detector sees late, is replaced too: every quarter of the buffer,
+        when its recent error has risen, a new model trained on the older half of the
+        buffer is scored on the newer half, and a clear win (3 sd of a paired sign test)
+        restarts the model on the whole buffer. ``n_drifts_``
+        counts the restarts.
 
     Attributes
     ----------

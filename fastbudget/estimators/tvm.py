@@ -140,7 +140,12 @@ class TVMClassifier(BudgetClassifier):
         examples (``|f(x)| <= m1``): after an abrupt drift the examples it gets confidently
         wrong would never be learned. Costs one more decision value per example, and
         ``memory_bytes()`` grows by the buffer. On a stationary stream a (rare) false
-        alarm restarts the model too. ``n_drifts_`` counts the restarts; the counters
+        alarm restarts the model too. A model left behind by a slow (incremental) drift,
+        which the detector sees late, is replaced too: every quarter of the buffer, when its
+        recent error has risen, a new model trained on the older half of the buffer is
+        scored on the newer half, and a clear win (3 sd of a paired sign test) restarts the
+        model on the whole buffer (for a moment, a second model of this size exists).
+        ``n_drifts_`` counts the restarts; the counters
         ``n_seen_`` ... ``n_removed_`` are those of the current model.
 
     Attributes
