@@ -43,6 +43,7 @@ model as it was at the start of each piece, so ``partial_fit`` on a chunk and ``
 of one row) may flag a drift a few examples apart.
 """
 import copy
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -238,10 +239,15 @@ def _challenge(est, fg):
         return 0                          # one class: no model to compare
     ch = _younger(est)
     try:
-        ch._partial_fit_encoded(fg.X[old], y_old, fg.w[old])
-        f = ch._decision(fg.X[new])
+        with warnings.catch_warnings():
+            # what the rival's learning warns about (a skipped example, a collapse) is not
+            # about the user's model. (Python's warning filters are process-wide: a warning
+            # another thread raises during these few milliseconds is not shown either.)
+            warnings.simplefilter("ignore")
+            ch._partial_fit_encoded(fg.X[old], y_old, fg.w[old])
+            f = ch._decision(fg.X[new])
     except NumericalError:
-        return 0
+        return 0          # a rival that cannot be trained does not win
     ech = ((f > 0.0) != (fg.y[new] > 0.0)).astype(np.uint8)
     return kd.challenge(fg.err, fg.ist, fg.par, ech)
 
