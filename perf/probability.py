@@ -236,11 +236,12 @@ def _platt_tails_map(stats, k):
     replacing those bins' positives by their weight times the sigmoid of the statistics'
     own Platt fit, so that their shrunk rates are the sigmoid."""
     from fastbudget import calibration as cal
+    from fastbudget.kernels.calibration import fit_sigmoid
 
     n, pos, su = stats
     live = n > 0
     f = np.sinh(su[live] / n[live])
-    A, B = cal._fit_sigmoid(f, n[live], pos[live])
+    A, B = fit_sigmoid(f, n[live], pos[live], f.shape[0], cal.RIDGE)
     lo = np.cumsum(pos[live]) < k
     hi = np.cumsum((n[live] - pos[live])[::-1])[::-1] < k
     new = stats.copy()
@@ -457,7 +458,7 @@ def run(name, a, budgets, svc_n, split):
     curves : dict label -> reliability curve on the test set
     notes : list of comment lines
     """
-    from fastbudget.calibration import _sigmoid
+    from fastbudget.kernels.calibration import sigmoid as _sigmoid
 
     Xa, ya, Xb, yb, kp = load(name, a.data_dir, a.seed)
     perm = np.random.default_rng(a.seed).permutation(len(ya))
