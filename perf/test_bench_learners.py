@@ -11,7 +11,7 @@ held-out points against a bar (the paper's figure where it has one, else the Bay
 import numpy as np
 import pytest
 
-from _bench import (CB_GAMMA, checkerboard, floor_seconds, gauss, iterations_for,
+from _bench import (CB_GAMMA, best_seconds, checkerboard, floor_seconds, gauss, iterations_for,
                     linear_stream, record)
 import fastbudget as fb
 
@@ -120,3 +120,66 @@ def test_test_then_train(benchmark, name):
     np.testing.assert_array_equal(clf.decision_function(Xs), ref.decision_function(Xs))
     record(benchmark, floor_seconds(clf, Xs), log_loss=loss, n=len(ys))
     assert loss < np.log(2.0), f"{name}: test-then-train log-loss {loss:.4f} >= log 2"
+
+
+def _turning(n, seed, d=6, noise=0.05):
+    """Gaussian rows in d-D labelled by a hyperplane through 0 whose normal turns by 90
+    degrees over the stream (incremental drift), ``noise`` of the labels flipped; and 5,000
+    clean test rows of the final concept."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    a = np.linspace(0.0, np.pi / 2, n)
+    w = np.zeros((n, d))
+    w[:, 0], w[:, 1] = np.cos(a), np.sin(a)
+    y = (np.einsum("ij,ij->i", X, w) > 0).astype(np.int64)
+    y ^= (rng.random(n) < noise).astype(np.int64)
+    Xt = rng.normal(size=(5000, d))
+    return X, y, Xt, (Xt @ w[-1] > 0).astype(np.int64)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("stream_name", ["stationary", "turning"])
+def test_forgetting_auto(benchmark, stream_name):
+    """TVM B = 100 with ``forgetting='auto'`` in chunks of 1,000: on 30,000 rows of the
+    stationary noisy board, and on 30,000 rows whose labelling hyperplane turns (6-D,
+    incremental drift, 5 % noise). The drift detector scores every row and, where the error
+    rises, a younger rival is trained (``fastbudget.forgetting``). ``forget_ratio``: its best
+    time over forgetting=None's on the same chunks, in the same run; ``floor_ratio`` against
+    the floor scoring the rows; ``rival_looks`` per stream. Asserted: on the board no drift
+    is flagged and the test accuracy is off's within a point; on the turning stream the
+    model restarts and scores the final concept better than off by 5 points."""
+    import fastbudget.forgetting as fgt
+
+    if stream_name == "stationary":
+        X, y, Xt, yt = checkerboard(30000, seed=11)
+        gamma = CB_GAMMA
+    else:
+        X, y, Xt, yt = _turning(30000, seed=11)
+        gamma = "auto"
+    cls = np.unique(y)
+
+    def stream(forgetting):
+        clf = fb.TVMClassifier(budget=100, gamma=gamma, forgetting=forgetting)
+        for a in range(0, len(y), 1000):
+            clf.partial_fit(X[a:a + 1000], y[a:a + 1000], classes=cls)
+        return clf
+
+    looks = []
+    real = fgt._challenge
+    fgt._challenge = lambda est, f: looks.append(1) or real(est, f)
+    try:
+        auto = benchmark.pedantic(stream, args=("auto",), rounds=3, iterations=1)
+    finally:
+        fgt._challenge = real
+    off_s = best_seconds(lambda: stream(None), rounds=3)
+    off = stream(None)
+    acc, acc_off = auto.score(Xt, yt), off.score(Xt, yt)
+    record(benchmark, floor_seconds(auto, X), forget_ratio=benchmark.stats.stats.min / off_s,
+           rival_looks=len(looks) // 3, accuracy=acc, accuracy_off=acc_off,
+           drifts=auto.n_drifts_)
+    if stream_name == "stationary":
+        assert auto.n_drifts_ == 0
+        assert acc >= acc_off - 0.01
+    else:
+        assert auto.n_drifts_ >= 1
+        assert acc >= acc_off + 0.05
