@@ -214,9 +214,9 @@ def _due_after_one(fg):
 def _younger(est):
     """A new, empty model of the same learner (its parameters, classes, features and
     ``gamma_``), sharing no array with ``est``: what a restart would start from."""
-    ch = copy.copy(est)                  # (``__getstate__`` leaves out the undo buffers)
+    ch = copy.copy(est)
     d = ch.__dict__
-    for k in ("forget_state_", "_calibration_stats", "_scores_out"):
+    for k in ("forget_state_", "_calibration_stats", "_scores_out", "_undo", "_undo_piece"):
         d.pop(k, None)
     for k, v in d.items():
         if isinstance(v, (np.random.Generator, np.random.RandomState)):
