@@ -463,6 +463,9 @@ def test_challenge_reference():
     st.err[:] = 0
     st.err[::2] = 1                           # recent rate = the rate since the start
     assert not kd.challenge_due(st.err, st.ist, st.fs, W - 1)
+    # a crafted state whose DDM count disagrees with the positions: no division by zero
+    st.ist[kd.D_DN] = 0
+    assert not kd.challenge_due(st.err, st.ist, st.fs, W - 1)
 
 
 def test_learners_without_the_parameter():

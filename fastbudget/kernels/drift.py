@@ -231,8 +231,8 @@ def challenge_due(err, ist, fs, n_before):
     q = W // LOOKS
     a0 = n_before - ist[D_START]
     a1 = ist[D_N] - ist[D_START]
-    if not (q > 0 and a1 >= W and a0 >= 0 and a1 // q > a0 // q):
-        return False
+    if not (q > 0 and a1 >= W and a0 >= 0 and a1 // q > a0 // q) or ist[D_DN] <= 0:
+        return False      # (D_DN = a1 > 0 in a state this module wrote; not in a crafted one)
     # the rate since the model started
     p = ist[D_DK] / ist[D_DN]
     n = ist[D_N]
