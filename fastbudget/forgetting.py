@@ -298,6 +298,24 @@ def set_state(est, state):
                 f"got {getattr(a, 'dtype', type(a))} {getattr(a, 'shape', '')}")
         arrays[k] = np.ascontiguousarray(a)
     ist = arrays["ist"]
-    if not 0 <= ist[kd.D_START] <= ist[kd.D_N] or not -1 <= ist[kd.D_WARN] <= ist[kd.D_N]:
-        raise ValueError("forget_ist holds inconsistent positions")
+    n, start, W = int(ist[kd.D_N]), int(ist[kd.D_START]), ref.y.shape[0]
+    # the invariants the detector keeps (``kernels.drift``): a crafted state that breaks one
+    # could divide by zero or index past the window at the next chunk
+    if not (0 <= start <= n and -1 <= ist[kd.D_WARN] <= n
+            and ist[kd.D_DN] == n - start and 0 <= ist[kd.D_DK] <= ist[kd.D_DN]
+            and 0 <= ist[kd.D_SINCE] <= n - start and ist[kd.D_DRIFTS] >= 0
+            and (ist[kd.D_LAST] == -1 or 0 <= ist[kd.D_LAST] <= n)
+            and (ist[kd.D_PROBE] == -1 or start <= ist[kd.D_PROBE] <= n + W)
+            and 0 <= ist[kd.D_KIND] <= 3):
+        raise ValueError("forget_ist holds inconsistent positions or counts")
+    if not np.array_equal(arrays["par"], ref.par):
+        raise ValueError(f"forget_par must hold the detector's parameters {ref.par.tolist()}")
+    fs = arrays["fs"]
+    if not (np.all(np.isfinite(fs)) and np.all((fs >= 0.0) & (fs <= kd.NONE))):
+        raise ValueError(f"forget_fs must hold rates in [0, {kd.NONE}]")
+    if not (np.all(arrays["err"] <= 1) and np.all(np.isin(arrays["y"], (-1.0, 0.0, 1.0)))
+            and np.all(np.isfinite(arrays["X"])) and np.all(np.isfinite(arrays["w"]))
+            and np.all(arrays["w"] >= 0.0)):
+        raise ValueError("forget_err, forget_y, forget_X or forget_w hold values no stream "
+                         "gives (errors 0/1, labels -1/+1, finite rows, weights >= 0)")
     est.forget_state_ = ForgetState(**arrays)

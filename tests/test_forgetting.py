@@ -194,6 +194,29 @@ def test_corrupt_detector_state_refused():
         other = _tvm()
         other.classes_, other.n_features_in_ = auto.classes_, auto.n_features_in_
         other._set_state(st)
+    # each invariant of the detector's state: a crafted file breaking one is refused
+    # (before, a DDM count of 0 or an ADWIN period of 0 divided by zero at the next chunk)
+    W = fg.window(auto)
+
+    def edited(name, idx, value):
+        a = st[name].copy()
+        a[idx] = value
+        return dict(st, **{name: a})
+    for name, idx, value in [
+            ("forget_ist", kd.D_DN, 0), ("forget_ist", kd.D_DN, -1),
+            ("forget_ist", kd.D_DK, st["forget_ist"][kd.D_DN] + 1),
+            ("forget_ist", kd.D_START, st["forget_ist"][kd.D_N] + 1),
+            ("forget_ist", kd.D_SINCE, -1), ("forget_ist", kd.D_DRIFTS, -1),
+            ("forget_ist", kd.D_LAST, st["forget_ist"][kd.D_N] + 1),
+            ("forget_ist", kd.D_PROBE, st["forget_ist"][kd.D_N] + W + 1),
+            ("forget_ist", kd.D_KIND, 4),
+            ("forget_par", kd.DP_EVERY, 0.0), ("forget_par", kd.DP_DELTA, 0.5),
+            ("forget_fs", kd.D_PMIN, np.nan), ("forget_fs", kd.D_SMIN, -1.0),
+            ("forget_err", 0, 2), ("forget_y", 0, 0.5), ("forget_X", (0, 0), np.inf),
+            ("forget_w", 0, -1.0)]:
+        with pytest.raises(ValueError, match=name):
+            on._set_state(edited(name, idx, value))
+    on._set_state(st)                        # the file as saved loads
 
 
 def test_get_params_and_clone():
