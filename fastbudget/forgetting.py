@@ -122,20 +122,20 @@ def _feed(fg, X, y, w, e):
 def count_one(est, X, y_pm, w, f):
     """What :func:`learn` does with one row (``X`` of shape (1, d), label ``y_pm``,
     effective weight ``w``, decision value ``f`` before the row) that the learner only
-    counts: feed it to the detector (a weight-0 row is not). Returns True; on a drift,
-    puts the detector and its buffer back as they were and returns False, for the caller
-    to take :func:`learn`'s path, which restarts the model."""
+    counts: feed it to the detector (a weight-0 row is not). Returns True; on a drift, or
+    when a younger rival is due after the row (``kernels.drift.challenge_due``), puts the
+    detector and its buffer back as they were and returns False, for the caller to take
+    :func:`learn`'s path, which restarts the model or tries the rival."""
     if not w[0] > 0.0:
         return True
     fg = state_of(est)
     n = int(fg.ist[kd.D_N])
-    if _due_after_one(fg):
-        # the younger rival is due after this row: learn's path tries it
-        return False
     row = n % fg.y.shape[0]
     err0, ist0, fs0 = fg.err[row], fg.ist.copy(), fg.fs.copy()
     x0, y0, w0 = fg.X[row].copy(), fg.y[row], fg.w[row]
-    if _feed(fg, X, y_pm, w, (f > 0.0) != (y_pm > 0.0)):
+    # a drift, or a younger rival to try after this row: learn's path does either
+    if (_feed(fg, X, y_pm, w, (f > 0.0) != (y_pm > 0.0))
+            or kd.challenge_due(fg.err, fg.ist, fg.fs, n)):
         fg.err[row], fg.X[row], fg.y[row], fg.w[row] = err0, x0, y0, w0
         fg.ist[:] = ist0
         fg.fs[:] = fs0
@@ -200,15 +200,6 @@ def learn(est, X, y_pm, w):
             d.pop("_undo", None)
         else:
             d["_undo"] = outer
-
-
-def _due_after_one(fg):
-    """Whether feeding one more error may make the younger rival due (the count passes
-    a multiple of ``W // 4``; ``kernels.drift.challenge_due`` then decides)."""
-    W = fg.y.shape[0]
-    q = W // kd.LOOKS
-    age = int(fg.ist[kd.D_N]) + 1 - int(fg.ist[kd.D_START])
-    return q > 0 and age >= W and age % q == 0
 
 
 def _younger(est):

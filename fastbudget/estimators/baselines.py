@@ -274,16 +274,10 @@ class PerceptronClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         step ``w y x``); the mistake test is unchanged.
 
     forgetting : None or 'auto', default=None
-        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
-        it always was. ``'auto'``: every example is scored before it is learned; when a
-        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
-        flags a drift, the model restarts and first learns the buffered examples of the
-        new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
-        in ``memory_bytes()``). A model left behind by a slow (incremental)
-        drift, which the detector sees late, is replaced too: every quarter of the buffer,
-        when its recent error has risen, a new model trained on the older half of the
-        buffer is scored on the newer half, and a clear win (3 sd of a paired sign test)
-        restarts the model on the whole buffer. ``n_drifts_``
+        Concept drift (``fastbudget.forgetting``, which describes the detector and the
+        younger rival): None keeps every concept learned; ``'auto'`` restarts the model on
+        the buffered recent examples when drift is detected. The buffer (``20 * budget``
+        examples, 2000 without a budget) is counted in ``memory_bytes()``; ``n_drifts_``
         counts the restarts.
 
     Attributes
@@ -752,16 +746,10 @@ class BSGDClassifier(_StreamingMixin, _KernelSVMixin, BudgetClassifier):
         hinge loss: a new support vector gets ``alpha = w y / (lambda_ t)``.
 
     forgetting : None or 'auto', default=None
-        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
-        it always was. ``'auto'``: every example is scored before it is learned; when a
-        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
-        flags a drift, the model restarts and first learns the buffered examples of the
-        new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
-        in ``memory_bytes()``). A model left behind by a slow (incremental)
-        drift, which the detector sees late, is replaced too: every quarter of the buffer,
-        when its recent error has risen, a new model trained on the older half of the
-        buffer is scored on the newer half, and a clear win (3 sd of a paired sign test)
-        restarts the model on the whole buffer. ``n_drifts_``
+        Concept drift (``fastbudget.forgetting``, which describes the detector and the
+        younger rival): None keeps every concept learned; ``'auto'`` restarts the model on
+        the buffered recent examples when drift is detected. The buffer (``20 * budget``
+        examples, 2000 without a budget) is counted in ``memory_bytes()``; ``n_drifts_``
         counts the restarts.
 
     Attributes
@@ -934,16 +922,10 @@ class RandomBudgetClassifier(_StreamingMixin, EngineSVViews, BudgetClassifier):
     sampling probabilities), so it changes nothing, as in ``SVC``.
 
     forgetting : None or 'auto', default=None
-        Tracking of concept drift (``fastbudget.forgetting``). None: off, the learner as
-        it always was. ``'auto'``: every example is scored before it is learned; when a
-        drift detector on those errors (DDM and a one-sided ADWIN test, nothing to tune)
-        flags a drift, the model restarts and first learns the buffered examples of the
-        new concept (a buffer of ``20 * budget`` examples, 2000 without a budget, counted
-        in ``memory_bytes()``). A model left behind by a slow (incremental)
-        drift, which the detector sees late, is replaced too: every quarter of the buffer,
-        when its recent error has risen, a new model trained on the older half of the
-        buffer is scored on the newer half, and a clear win (3 sd of a paired sign test)
-        restarts the model on the whole buffer. ``n_drifts_``
+        Concept drift (``fastbudget.forgetting``, which describes the detector and the
+        younger rival): None keeps every concept learned; ``'auto'`` restarts the model on
+        the buffered recent examples when drift is detected. The buffer (``20 * budget``
+        examples, 2000 without a budget) is counted in ``memory_bytes()``; ``n_drifts_``
         counts the restarts.
 
     Attributes
